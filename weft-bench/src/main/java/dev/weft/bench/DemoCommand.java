@@ -1,0 +1,89 @@
+package dev.weft.bench;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.Callable;
+
+/** {@code weft demo}: the paper's experiment on loopback, each component its own process. See docs/demo.md. */
+@Command(name = "demo", mixinStandardHelpOptions = true,
+        description = {"Start the paper's topology on 127.0.0.1 (control plane, 3 providers with weights 1:2:3, their",
+                "sidecars, the consumer and its sidecar), load the consumer, print the results and stop everything.",
+                "Progress goes to stderr, the results block to stdout."})
+public final class DemoCommand implements Callable<Integer> {
+    @Option(names = "--connections", defaultValue = "512", paramLabel = "N",
+            description = "Load generator connections (default: ${DEFAULT-VALUE}; the paper used 128, 256 and 512).")
+    int connections;
+
+    @Option(names = "--duration", defaultValue = "30s", converter = DurationConverter.class, paramLabel = "TIME",
+            description = "Measured time (default: ${DEFAULT-VALUE}).")
+    Duration duration;
+
+    @Option(names = "--warmup", defaultValue = "5s", converter = DurationConverter.class, paramLabel = "TIME",
+            description = "Unrecorded load before the measurement (default: ${DEFAULT-VALUE}).")
+    Duration warmup;
+
+    @Option(names = "--registry", paramLabel = "URL",
+            description = "Use this registry (e.g. etcd://127.0.0.1:2379) instead of starting weft control.")
+    String registry;
+
+    @Option(names = "--keep-logs", description = "Keep the run directory after a clean run (always kept on failure).")
+    boolean keepLogs;
+
+    @Option(names = "--run-dir", paramLabel = "DIR", description = "Write the logs here (default: a new temporary directory).")
+    Path runDir;
+
+    @Option(names = "--start-timeout", defaultValue = "20s", converter = DurationConverter.class, paramLabel = "TIME",
+            description = "How long each process may take to become ready (default: ${DEFAULT-VALUE}).")
+    Duration startTimeout;
+
+    @Option(names = "--delay-ms", defaultValue = "50", paramLabel = "MS",
+            description = "Each provider's simulated work per request (default: ${DEFAULT-VALUE}).")
+    long delayMs;
+
+    @Option(names = "--max-concurrency", defaultValue = "200", paramLabel = "N",
+            description = "Each provider's limit of requests in flight (default: ${DEFAULT-VALUE}).")
+    int maxConcurrency;
+
+    @Option(names = "--timeout", defaultValue = "5s", converter = DurationConverter.class, paramLabel = "TIME",
+            description = "A request without an answer this long is a timeout (default: ${DEFAULT-VALUE}).")
+    Duration timeout;
+
+    @Option(names = "--threads", paramLabel = "N",
+            description = "Load generator event loop threads (default: the number of CPUs).")
+    Integer threads;
+
+    @Option(names = "--child-heap", defaultValue = "256m", paramLabel = "SIZE",
+            description = "-Xmx of each child JVM (default: ${DEFAULT-VALUE}).")
+    String childHeap;
+
+    @Override
+    public Integer call() throws Exception {
+        Experiment.Settings settings;
+        try {
+            settings = new Experiment.Settings(connections, duration, warmup, timeout,
+                    threads != null ? threads : Runtime.getRuntime().availableProcessors(), registry, keepLogs, runDir,
+                    startTimeout, Duration.ofMillis(delayMs), maxConcurrency, childHeap, Experiment.WEFT_CLI_MAIN,
+                    System.err);
+        } catch (IllegalArgumentException e) {
+            System.err.println("demo: " + e.getMessage());
+            return 2;
+        }
+        ExperimentResult result;
+        try {
+            result = Experiment.run(settings);
+        } catch (ExperimentException e) {
+            System.err.println("demo: failed: " + e.getMessage());
+            return 1;
+        }
+        System.out.print(result.describe());
+        if (result.load().successes() == 0) {
+            System.err.println("demo: no request succeeded (errors: " + result.load().errors().describe()
+                    + "); rerun with --keep-logs and read the logs");
+            return 1;
+        }
+        return 0;
+    }
+}

@@ -1,0 +1,83 @@
+package dev.weft.bench;
+
+import org.HdrHistogram.Histogram;
+import org.HdrHistogram.Recorder;
+
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The counters every connection of a run writes into. Thread-safe: written by all event loops at once, read by the
+ * generator's main thread. Only outcomes seen while {@link #measuring} count toward the result; the progress
+ * counters see every outcome, warm-up included, so the progress line is never silent.
+ */
+final class LoadStats {
+    /** Latencies above a minute are clamped: they are failures in any benchmark that matters here. */
+    static final long MAX_MICROS = 60_000_000L;
+
+    private final Recorder latency = new Recorder(MAX_MICROS, 3);
+    private final LongAdder successes = new LongAdder();
+    private final ConcurrentHashMap<Integer, LongAdder> byStatus = new ConcurrentHashMap<>();
+    private final LongAdder wrongBody = new LongAdder();
+    private final LongAdder connection = new LongAdder();
+    private final LongAdder timeout = new LongAdder();
+    final LongAdder progressSuccesses = new LongAdder();
+    final LongAdder progressErrors = new LongAdder();
+    volatile boolean measuring;
+
+    void success(long micros) {
+        progressSuccesses.increment();
+        if (measuring) {
+            successes.increment();
+            latency.recordValue(Math.min(Math.max(micros, 0), MAX_MICROS));
+        }
+    }
+
+    void badStatus(int status) {
+        progressErrors.increment();
+        if (measuring) {
+            byStatus.computeIfAbsent(status, s -> new LongAdder()).increment();
+        }
+    }
+
+    void wrongBody() {
+        progressErrors.increment();
+        if (measuring) {
+            wrongBody.increment();
+        }
+    }
+
+    void connectionError() {
+        progressErrors.increment();
+        if (measuring) {
+            connection.increment();
+        }
+    }
+
+    void timeout() {
+        progressErrors.increment();
+        if (measuring) {
+            timeout.increment();
+        }
+    }
+
+    long successes() {
+        return successes.sum();
+    }
+
+    /** Everything recorded since the measurement began; call only after every writer has stopped. */
+    Histogram latencyHistogram() {
+        return latency.getIntervalHistogram();
+    }
+
+    ErrorCounts errors() {
+        TreeMap<Integer, Long> statuses = new TreeMap<>();
+        byStatus.forEach((status, count) -> statuses.put(status, count.sum()));
+        return new ErrorCounts(statuses, wrongBody.sum(), connection.sum(), timeout.sum());
+    }
+
+    long measuredErrors() {
+        return errors().total();
+    }
+}

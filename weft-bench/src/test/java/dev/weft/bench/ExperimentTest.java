@@ -1,0 +1,73 @@
+package dev.weft.bench;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class ExperimentTest {
+    @TempDir
+    Path runDir;
+
+    private Experiment.Settings shortRun() {
+        return Experiment.Settings.defaults()
+                .withMainClass(FakeMeshCli.class.getName())
+                .withRunDir(runDir)
+                .withConnections(24)
+                .withLoadThreads(1)
+                .withWarmup(Duration.ofMillis(500))
+                .withDuration(Duration.ofMillis(1500))
+                .withStartTimeout(Duration.ofSeconds(30));
+    }
+
+    @Test
+    void runsTheWholeTopologyAsProcessesReportsEachProvidersShareAndDeletesItsLogs() throws Exception {
+        Path dir = runDir.resolve("run");
+        ExperimentResult result = Experiment.run(shortRun().withRunDir(dir));
+        System.out.print(result.describe());
+
+        assertThat(result.load().errors().total()).as(result.load().errors().describe()).isZero();
+        assertThat(result.load().successes()).isPositive();
+        assertThat(result.providers()).extracting(ExperimentResult.ProviderShare::name)
+                .containsExactly("small", "medium", "large");
+        assertThat(result.providers()).allSatisfy(p -> assertThat(p.served()).isPositive());
+        assertThat(result.providers().stream().mapToLong(ExperimentResult.ProviderShare::served).sum())
+                .isGreaterThanOrEqualTo(result.load().successes());
+        assertThat(result.providers().stream().mapToDouble(ExperimentResult.ProviderShare::share).sum())
+                .isCloseTo(1.0, org.assertj.core.data.Offset.offset(1e-9));
+        assertThat(result.providers()).extracting(ExperimentResult.ProviderShare::weightShare)
+                .containsExactly(1 / 6.0, 2 / 6.0, 3 / 6.0);
+        assertThat(result.describe()).contains("medium").contains("33.3%");
+        assertThat(result.logsKept()).isFalse();
+        assertThat(dir).doesNotExist();
+    }
+
+    @Test
+    void namesTheProcessThatFailedToStartAndShowsItsLog() throws Exception {
+        assertThatThrownBy(() -> Experiment.run(shortRun().withMainClass("dev.weft.bench.NoSuchMain")))
+                .isInstanceOf(ExperimentException.class)
+                .hasMessageContaining("control plane (pid ")
+                .hasMessageContaining("exited with code 1 before printing 'weft control listening on HOST:PORT'")
+                .hasMessageContaining("NoSuchMain")
+                .hasMessageContaining(runDir.resolve("control.log").toString());
+        // The log starts with the command line, so a failed start can be repeated by hand.
+        assertThat(Files.readString(runDir.resolve("control.log"))).startsWith("# ").contains(" control --listen ");
+    }
+
+    @Test
+    void skipsTheControlPlaneWhenGivenAnExternalRegistry() {
+        // Nothing listens on port 1, so the fake sidecar cannot register; what matters is that no control plane
+        // was started and the registry URL reached the sidecar.
+        assertThatThrownBy(() -> Experiment.run(shortRun().withRegistry("weft://127.0.0.1:1")
+                .withStartTimeout(Duration.ofSeconds(15))))
+                .isInstanceOf(ExperimentException.class)
+                .hasMessageContaining("sidecar-provider-small");
+        assertThat(runDir.resolve("control.log")).doesNotExist();
+        assertThat(runDir.resolve("provider-small.log")).exists();
+    }
+}

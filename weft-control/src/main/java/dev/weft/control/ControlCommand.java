@@ -1,0 +1,91 @@
+package dev.weft.control;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+import java.io.PrintWriter;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * {@code weft control}: runs the control plane until SIGTERM or SIGINT.
+ *
+ * <p>Prints exactly one line to stdout, {@code weft control listening on HOST:PORT}, once the port is bound;
+ * scripts and tests read the port from it when {@code --listen} asks for port 0.
+ */
+@Command(name = "control", mixinStandardHelpOptions = true,
+        description = "Runs the control plane: the embedded service registry sidecars register with and watch.")
+public final class ControlCommand implements Callable<Integer> {
+
+    @Option(names = "--listen", defaultValue = "127.0.0.1:7700", paramLabel = "HOST:PORT",
+            converter = HostPortConverter.class,
+            description = "Address to serve the registry API on; port 0 picks a free one (default: ${DEFAULT-VALUE}).")
+    InetSocketAddress listen;
+
+    @Option(names = "--data-dir", defaultValue = "./.weft/control", paramLabel = "DIR",
+            description = "Where registrations and leases are kept across restarts (default: ${DEFAULT-VALUE}).")
+    Path dataDir;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+        ControlPlane control = new ControlPlane();
+        InetSocketAddress bound;
+        try {
+            bound = control.start(listen, dataDir);
+        } catch (java.io.IOException e) {
+            spec.commandLine().getErr().println("weft control: " + e.getMessage());
+            return 1;
+        }
+        CountDownLatch stopped = new CountDownLatch(1);
+        // The JVM runs shutdown hooks on SIGTERM/SIGINT; closing here lets in-flight writes finish and frees the port.
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            control.close();
+            stopped.countDown();
+        }, "weft-control-shutdown"));
+        PrintWriter out = spec.commandLine().getOut();
+        out.println("weft control listening on " + format(bound));
+        out.flush();
+        stopped.await();
+        return 0;
+    }
+
+    static String format(InetSocketAddress address) {
+        String host = address.getAddress() != null ? address.getAddress().getHostAddress() : address.getHostString();
+        return (host.contains(":") ? "[" + host + "]" : host) + ":" + address.getPort();
+    }
+
+    /** Parses HOST:PORT (IPv6 in brackets) without resolving names the user did not ask to resolve yet. */
+    static final class HostPortConverter implements CommandLine.ITypeConverter<InetSocketAddress> {
+        @Override
+        public InetSocketAddress convert(String value) {
+            int colon = value.lastIndexOf(':');
+            if (colon <= 0 || colon == value.length() - 1) {
+                throw new CommandLine.TypeConversionException("invalid address '" + value
+                        + "' (expected HOST:PORT, e.g. 127.0.0.1:7700 or [::1]:7700)");
+            }
+            String host = value.substring(0, colon);
+            if (host.startsWith("[") && host.endsWith("]")) {
+                host = host.substring(1, host.length() - 1);
+            }
+            int port;
+            try {
+                port = Integer.parseInt(value.substring(colon + 1));
+            } catch (NumberFormatException e) {
+                port = -1;
+            }
+            if (port < 0 || port > 65535) {
+                throw new CommandLine.TypeConversionException("invalid port in '" + value
+                        + "' (expected 0-65535; 0 picks a free port)");
+            }
+            return new InetSocketAddress(host, port);
+        }
+    }
+}

@@ -1,0 +1,396 @@
+package dev.weft.control;
+
+import dev.weft.registry.Endpoint;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.SimpleChannelInboundHandler;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.DefaultHttpContent;
+import io.netty.handler.codec.http.DefaultHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.QueryStringDecoder;
+import io.netty.util.concurrent.ScheduledFuture;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.regex.Pattern;
+
+/**
+ * Serves the control plane's HTTP/1.1 JSON API on one connection (one instance per channel).
+ *
+ * <p>Threading: every method runs on the connection's event loop, except the completions of store operations,
+ * which run on the store thread and only encode JSON into a {@code byte[]} before hopping back here. So every
+ * ByteBuf of this class is allocated and written on the event loop, and nothing here waits on the store or disk.
+ *
+ * <p>Buffers: the aggregated request is released by {@link SimpleChannelInboundHandler} when
+ * {@link #channelRead0} returns; its body is copied into a String before that. Each response buffer is passed to
+ * {@code ctx.write}, which owns it from then on and releases it after writing or on failure. Pending watch lines
+ * are kept as {@code byte[]}, never as ByteBufs, so a closed channel cannot leak one.
+ *
+ * <p>One request at a time: auto-read is switched off while a request is with the store and back on once its
+ * response is queued, so responses leave in request order even if a client pipelines. A watch turns the connection
+ * into a one-way stream of NDJSON lines until either side closes it.
+ */
+final class ControlHttpHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
+    private static final System.Logger LOG = System.getLogger(ControlHttpHandler.class.getName());
+    private static final Pattern SERVICE_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,252}");
+    private static final Pattern ENDPOINT_ID = Pattern.compile("[A-Za-z0-9\\[][A-Za-z0-9._:@\\[\\]-]{0,252}");
+    private static final byte[] HEARTBEAT = ControlJson.line(new ControlJson.Heartbeat("heartbeat"));
+    private static final String ROUTES = "GET /v1/health, PUT /v1/leases, GET /v1/leases, DELETE /v1/leases/{id},"
+            + " PUT /v1/leases/{id}/keepalive, GET /v1/services, GET /v1/services/{service},"
+            + " PUT|DELETE /v1/services/{service}/endpoints/{id}, GET /v1/watch/{service}?revision=N";
+
+    private final RegistryStore store;
+    private final Duration heartbeatInterval;
+    private final String dataDir;
+
+    // Watch state; set once the connection becomes a watch stream.
+    private String watchedService;
+    private WatchSink sink;
+    private ScheduledFuture<?> heartbeat;
+    private byte[] pendingSnapshot;
+
+    ControlHttpHandler(RegistryStore store, Duration heartbeatInterval, String dataDir) {
+        super(FullHttpRequest.class, true);
+        this.store = store;
+        this.heartbeatInterval = heartbeatInterval;
+        this.dataDir = dataDir;
+    }
+
+    @Override
+    protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
+        if (watchedService != null) {
+            // A watch owns the connection until it closes; another request here is a client bug.
+            ctx.close();
+            return;
+        }
+        boolean keepAlive = HttpUtil.isKeepAlive(req);
+        if (!req.decoderResult().isSuccess()) {
+            writeError(ctx, ControlException.badRequest("malformed HTTP request: " + req.decoderResult().cause()),
+                    false);
+            return;
+        }
+        QueryStringDecoder uri = new QueryStringDecoder(req.uri());
+        String body = req.content().toString(StandardCharsets.UTF_8);
+        ctx.channel().config().setAutoRead(false);
+        try {
+            route(ctx, req.method(), uri, body, keepAlive);
+        } catch (ControlException e) {
+            writeError(ctx, e, keepAlive);
+        }
+    }
+
+    private void route(ChannelHandlerContext ctx, HttpMethod method, QueryStringDecoder uri, String body,
+                       boolean keepAlive) {
+        List<String> p = segments(uri.rawPath());
+        String path = uri.path();
+        if (p.size() < 2 || !p.get(0).equals("v1")) {
+            throw notFound(method, path);
+        }
+        switch (p.get(1)) {
+            case "health" -> {
+                if (p.size() != 2) throw notFound(method, path);
+                allow(method, path, HttpMethod.GET);
+                reply(ctx, store.revision(), rev -> new ControlJson.Health("ok", rev, dataDir), keepAlive);
+            }
+            case "leases" -> {
+                if (p.size() == 2) {
+                    allow(method, path, HttpMethod.GET, HttpMethod.PUT, HttpMethod.POST);
+                    if (method.equals(HttpMethod.GET)) {
+                        reply(ctx, store.leases(), ControlJson.LeaseList::new, keepAlive);
+                    } else {
+                        ControlJson.LeaseRequest r = ControlJson.parse(body, ControlJson.LeaseRequest.class,
+                                "{\"ttlMillis\": 3000}");
+                        if (r.ttlMillis() == null) {
+                            throw ControlException.badRequest("missing field 'ttlMillis' (expected e.g. {\"ttlMillis\": 3000})");
+                        }
+                        reply(ctx, store.grantLease(r.ttlMillis()), Function.identity(), keepAlive);
+                    }
+                } else if (p.size() == 3) {
+                    allow(method, path, HttpMethod.DELETE);
+                    String id = p.get(2);
+                    reply(ctx, store.revokeLease(id), v -> Map.of("leaseId", id, "revoked", true), keepAlive);
+                } else if (p.size() == 4 && p.get(3).equals("keepalive")) {
+                    allow(method, path, HttpMethod.PUT, HttpMethod.POST);
+                    reply(ctx, store.keepAlive(p.get(2)), Function.identity(), keepAlive);
+                } else {
+                    throw notFound(method, path);
+                }
+            }
+            case "services" -> {
+                if (p.size() == 2) {
+                    allow(method, path, HttpMethod.GET);
+                    reply(ctx, store.services(), Function.identity(), keepAlive);
+                } else if (p.size() == 3) {
+                    allow(method, path, HttpMethod.GET);
+                    reply(ctx, store.snapshot(service(p.get(2))), ControlJson.SnapshotMessage::of, keepAlive);
+                } else if (p.size() == 5 && p.get(3).equals("endpoints")) {
+                    allow(method, path, HttpMethod.PUT, HttpMethod.DELETE);
+                    String service = service(p.get(2));
+                    String id = endpointId(p.get(4));
+                    if (method.equals(HttpMethod.DELETE)) {
+                        reply(ctx, store.deleteEndpoint(service, id), ControlJson.SnapshotMessage::of, keepAlive);
+                    } else {
+                        ControlJson.EndpointRequest r = ControlJson.parse(body, ControlJson.EndpointRequest.class,
+                                "{\"host\": \"127.0.0.1\", \"port\": 7001, \"weight\": 1, \"capacity\": 0,"
+                                        + " \"metadata\": {}, \"leaseId\": \"...\"}");
+                        Endpoint endpoint = endpoint(service, id, r);
+                        reply(ctx, store.putEndpoint(endpoint, r.leaseId()), ControlJson.SnapshotMessage::of,
+                                keepAlive);
+                    }
+                } else {
+                    throw notFound(method, path);
+                }
+            }
+            case "watch" -> {
+                if (p.size() != 3) throw notFound(method, path);
+                allow(method, path, HttpMethod.GET);
+                startWatch(ctx, service(p.get(2)), revisionParam(uri));
+            }
+            default -> throw notFound(method, path);
+        }
+    }
+
+    private static Endpoint endpoint(String service, String id, ControlJson.EndpointRequest r) {
+        if (r.service() != null && !r.service().equals(service)) {
+            throw ControlException.badRequest("body says service '" + r.service() + "' but the path says '"
+                    + service + "' (expected the same, or leave it out of the body)");
+        }
+        if (r.id() != null && !r.id().equals(id)) {
+            throw ControlException.badRequest("body says id '" + r.id() + "' but the path says '" + id
+                    + "' (expected the same, or leave it out of the body)");
+        }
+        if (r.leaseId() == null || r.leaseId().isBlank()) {
+            throw ControlException.badRequest("missing field 'leaseId' (take a lease with PUT /v1/leases first;"
+                    + " endpoints live only as long as their lease)");
+        }
+        if (r.host() == null || r.host().isBlank()) {
+            throw ControlException.badRequest("missing field 'host' (expected e.g. \"127.0.0.1\")");
+        }
+        if (r.port() == null) {
+            throw ControlException.badRequest("missing field 'port' (expected 1-65535)");
+        }
+        try {
+            return new Endpoint(service, id, r.host(), r.port(), r.weight() == null ? 1 : r.weight(),
+                    r.capacity() == null ? 0 : r.capacity(), r.metadata());
+        } catch (IllegalArgumentException | NullPointerException e) {
+            throw ControlException.badRequest("invalid endpoint: " + e.getMessage());
+        }
+    }
+
+    private static long revisionParam(QueryStringDecoder uri) {
+        List<String> values = uri.parameters().get("revision");
+        if (values == null || values.isEmpty() || values.getFirst().isEmpty()) {
+            return -1;
+        }
+        try {
+            long revision = Long.parseLong(values.getFirst());
+            if (revision >= 0) {
+                return revision;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw ControlException.badRequest("invalid revision '" + values.getFirst()
+                + "' (expected a revision number >= 0 from an earlier snapshot, or no revision parameter)");
+    }
+
+    // --- unary replies ---
+
+    /** Sends {@code result}, mapped to its JSON body, once the store completes it. */
+    private <T> void reply(ChannelHandlerContext ctx, CompletableFuture<T> result, Function<? super T, ?> body,
+                           boolean keepAlive) {
+        result.whenComplete((value, error) -> {
+            // Runs on the store thread (or here, if already complete): encode only, then hop to the event loop.
+            byte[] json = null;
+            HttpResponseStatus status = HttpResponseStatus.OK;
+            Throwable failure = error;
+            if (failure == null) {
+                try {
+                    json = ControlJson.bytes(body.apply(value));
+                } catch (RuntimeException e) {
+                    failure = e;
+                }
+            }
+            if (failure != null) {
+                ControlException e = asControlException(failure);
+                status = HttpResponseStatus.valueOf(e.status());
+                json = ControlJson.bytes(new ControlJson.Error(e.getMessage(), e.code()));
+            }
+            HttpResponseStatus finalStatus = status;
+            byte[] finalJson = json;
+            onEventLoop(ctx, () -> write(ctx, finalStatus, finalJson, keepAlive));
+        });
+    }
+
+    private static ControlException asControlException(Throwable error) {
+        Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+        if (cause instanceof ControlException ce) {
+            return ce;
+        }
+        LOG.log(System.Logger.Level.ERROR, "request failed", cause);
+        return new ControlException(500, "internal", "internal error: " + cause);
+    }
+
+    private void writeError(ChannelHandlerContext ctx, ControlException e, boolean keepAlive) {
+        write(ctx, HttpResponseStatus.valueOf(e.status()),
+                ControlJson.bytes(new ControlJson.Error(e.getMessage(), e.code())), keepAlive);
+    }
+
+    private void write(ChannelHandlerContext ctx, HttpResponseStatus status, byte[] json, boolean keepAlive) {
+        FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status,
+                Unpooled.wrappedBuffer(json));
+        response.headers()
+                .set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.APPLICATION_JSON)
+                .setInt(HttpHeaderNames.CONTENT_LENGTH, json.length);
+        HttpUtil.setKeepAlive(response, keepAlive);
+        if (keepAlive) {
+            ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+            ctx.channel().config().setAutoRead(true);
+        } else {
+            ctx.writeAndFlush(response).addListener(ChannelFutureListener.CLOSE);
+        }
+    }
+
+    // --- watch streams ---
+
+    private void startWatch(ChannelHandlerContext ctx, String service, long sinceRevision) {
+        HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
+        head.headers()
+                .set(HttpHeaderNames.CONTENT_TYPE, "application/x-ndjson; charset=utf-8")
+                .set(HttpHeaderNames.CACHE_CONTROL, HttpHeaderValues.NO_STORE);
+        HttpUtil.setTransferEncodingChunked(head, true);
+        watchedService = service;
+        // Written before subscribing: lines reach this event loop as later tasks, so they always follow the head.
+        ctx.writeAndFlush(head).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+        // Read again so a client that goes away is noticed at once (EOF) rather than at the next failed write.
+        ctx.channel().config().setAutoRead(true);
+        long every = heartbeatInterval.toMillis();
+        heartbeat = ctx.executor().scheduleAtFixedRate(() -> writeLine(ctx, HEARTBEAT, false), every, every,
+                TimeUnit.MILLISECONDS);
+        sink = line -> onEventLoop(ctx, () -> writeLine(ctx, line, true));
+        store.subscribe(service, sinceRevision, sink).whenComplete((v, error) -> {
+            if (error != null) {
+                onEventLoop(ctx, ctx::close);
+            }
+        });
+    }
+
+    /**
+     * Writes a line now if the socket keeps up. A client that does not read only ever needs the newest snapshot
+     * (each one is complete), so older unsent ones are replaced rather than queued without bound, and heartbeats
+     * are skipped.
+     */
+    private void writeLine(ChannelHandlerContext ctx, byte[] line, boolean snapshot) {
+        if (!ctx.channel().isActive()) {
+            return;
+        }
+        if (ctx.channel().isWritable()) {
+            ctx.writeAndFlush(new DefaultHttpContent(Unpooled.wrappedBuffer(line)))
+                    .addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+        } else if (snapshot) {
+            pendingSnapshot = line;
+        }
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
+        if (pendingSnapshot != null && ctx.channel().isWritable()) {
+            byte[] line = pendingSnapshot;
+            pendingSnapshot = null;
+            writeLine(ctx, line, true);
+        }
+        super.channelWritabilityChanged(ctx);
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        if (heartbeat != null) {
+            heartbeat.cancel(false);
+        }
+        if (sink != null) {
+            store.unsubscribe(watchedService, sink);
+        }
+        pendingSnapshot = null;
+        super.channelInactive(ctx);
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        // Mostly peers resetting connections (a killed sidecar); nothing to answer.
+        LOG.log(System.Logger.Level.DEBUG, "closing control connection " + ctx.channel(), cause);
+        ctx.close();
+    }
+
+    // --- helpers ---
+
+    private static void onEventLoop(ChannelHandlerContext ctx, Runnable task) {
+        try {
+            ctx.executor().execute(task);
+        } catch (RejectedExecutionException e) {
+            // The event loop is shutting down with the server; the connection is going away anyway.
+        }
+    }
+
+    private static List<String> segments(String rawPath) {
+        List<String> out = new ArrayList<>();
+        for (String s : rawPath.split("/")) {
+            if (!s.isEmpty()) {
+                out.add(QueryStringDecoder.decodeComponent(s, StandardCharsets.UTF_8));
+            }
+        }
+        return out;
+    }
+
+    private static String service(String name) {
+        if (!SERVICE_NAME.matcher(name).matches()) {
+            throw ControlException.badRequest("invalid service name '" + name
+                    + "' (expected letters, digits, '.', '_' or '-', starting with a letter or digit)");
+        }
+        return name;
+    }
+
+    private static String endpointId(String id) {
+        if (!ENDPOINT_ID.matcher(id).matches()) {
+            throw ControlException.badRequest("invalid endpoint id '" + id
+                    + "' (expected letters, digits and . _ - : @ [ ], e.g. provider-1 or 10.0.0.5:7001)");
+        }
+        return id;
+    }
+
+    private static void allow(HttpMethod method, String path, HttpMethod... allowed) {
+        for (HttpMethod m : allowed) {
+            if (m.equals(method)) {
+                return;
+            }
+        }
+        List<String> names = new ArrayList<>();
+        for (HttpMethod m : allowed) {
+            names.add(m.name());
+        }
+        throw new ControlException(405, "method-not-allowed", "method " + method + " not allowed on " + path
+                + " (allowed: " + String.join(", ", names) + ")");
+    }
+
+    private static ControlException notFound(HttpMethod method, String path) {
+        return new ControlException(404, "not-found", "no route for " + method + " " + path + " (routes: "
+                + ROUTES + ")");
+    }
+}

@@ -1,0 +1,144 @@
+package dev.weft.control;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.netty.util.concurrent.GlobalEventExecutor;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The embedded registry server: Weft's control plane. Sidecars take leases, register endpoints under them and
+ * watch services over a small HTTP/1.1 JSON API (see docs/registry.md); state survives restarts in the data dir.
+ *
+ * <pre>{@code
+ * ControlPlane control = new ControlPlane();
+ * InetSocketAddress bound = control.start(new InetSocketAddress("127.0.0.1", 0), Path.of(".weft/control"));
+ * Registry registry = Registries.open("weft://127.0.0.1:" + bound.getPort());
+ * ...
+ * control.close();
+ * }</pre>
+ *
+ * <p>Threading: two event-loop threads ("weft-control-N") serve connections; all registry state lives on the single
+ * store thread of {@link RegistryStore}. {@link #start} and {@link #close} may be called from any thread.
+ */
+public final class ControlPlane implements AutoCloseable {
+    /** How often a watch stream carries a heartbeat line, so clients can tell a quiet stream from a dead one. */
+    public static final Duration DEFAULT_WATCH_HEARTBEAT = Duration.ofSeconds(2);
+    private static final int MAX_REQUEST_BYTES = 64 * 1024;
+
+    private final Duration watchHeartbeat;
+    private RegistryStore store;
+    private EventLoopGroup group;
+    private ChannelGroup channels;
+    private Channel server;
+    private InetSocketAddress bound;
+
+    public ControlPlane() {
+        this(DEFAULT_WATCH_HEARTBEAT);
+    }
+
+    public ControlPlane(Duration watchHeartbeat) {
+        this.watchHeartbeat = Objects.requireNonNull(watchHeartbeat, "watchHeartbeat");
+        if (watchHeartbeat.toMillis() < 10) {
+            throw new IllegalArgumentException("watch heartbeat too short: " + watchHeartbeat + " (expected >= 10ms)");
+        }
+    }
+
+    /**
+     * Restores state from {@code dataDir} (created if missing) and starts serving.
+     *
+     * @param listen where to listen; port 0 picks a free port
+     * @return the bound address, with the real port
+     * @throws IOException if the data dir is unusable or locked by another control plane, or the address is taken
+     */
+    public synchronized InetSocketAddress start(InetSocketAddress listen, Path dataDir) throws IOException {
+        Objects.requireNonNull(listen, "listen");
+        Objects.requireNonNull(dataDir, "dataDir");
+        if (store != null) {
+            throw new IllegalStateException("control plane already started on " + bound);
+        }
+        RegistryStore opened = RegistryStore.open(dataDir, System::nanoTime);
+        boolean epoll = Epoll.isAvailable();
+        EventLoopGroup loops = new MultiThreadIoEventLoopGroup(2, new DefaultThreadFactory("weft-control", true),
+                epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
+        ChannelGroup open = new DefaultChannelGroup("weft-control-connections", GlobalEventExecutor.INSTANCE);
+        Class<? extends ServerChannel> channelType = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+        String dataDirName = dataDir.toAbsolutePath().normalize().toString();
+        ServerBootstrap bootstrap = new ServerBootstrap()
+                .group(loops)
+                .channel(channelType)
+                // Lets a restarted control plane take its port back while old connections sit in TIME_WAIT.
+                .option(ChannelOption.SO_REUSEADDR, true)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    protected void initChannel(SocketChannel ch) {
+                        open.add(ch);
+                        ch.pipeline()
+                                .addLast("http", new HttpServerCodec())
+                                .addLast("aggregate", new HttpObjectAggregator(MAX_REQUEST_BYTES))
+                                .addLast("api", new ControlHttpHandler(opened, watchHeartbeat, dataDirName));
+                    }
+                });
+        ChannelFuture bind = bootstrap.bind(listen).awaitUninterruptibly();
+        if (!bind.isSuccess()) {
+            loops.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
+            opened.close();
+            throw new IOException("cannot listen on " + listen.getHostString() + ":" + listen.getPort() + ": "
+                    + bind.cause().getMessage(), bind.cause());
+        }
+        this.store = opened;
+        this.group = loops;
+        this.channels = open;
+        this.server = bind.channel();
+        this.bound = (InetSocketAddress) server.localAddress();
+        return bound;
+    }
+
+    /** The bound address, or null before {@link #start}. */
+    public synchronized InetSocketAddress address() {
+        return bound;
+    }
+
+    /**
+     * Stops serving and releases the data dir. Connections (watch streams included) are closed, so clients see the
+     * control plane go away and start reconnecting; all acknowledged changes are already on disk.
+     */
+    @Override
+    public synchronized void close() {
+        if (store == null) {
+            return;
+        }
+        server.close().awaitUninterruptibly();
+        channels.close().awaitUninterruptibly();
+        // After the connections, so nothing queues new work on a closing store.
+        store.close();
+        group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+        store = null;
+        group = null;
+        channels = null;
+        server = null;
+    }
+}

@@ -1,0 +1,81 @@
+package dev.weft.control;
+
+import dev.weft.registry.Registries;
+import dev.weft.registry.Registry;
+
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The registry contract against the embedded control plane, reached through {@code weft://} like the data plane does. */
+class EmbeddedControlPlaneRegistryTest extends RegistryContractTest {
+
+    @Override
+    protected Backend startBackend(Path dataDir) throws Exception {
+        return new EmbeddedBackend(dataDir);
+    }
+
+    static final class EmbeddedBackend implements Backend {
+        private final Path dataDir;
+        private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
+        private ControlPlane control;
+        private final int port;
+
+        EmbeddedBackend(Path dataDir) throws Exception {
+            this.dataDir = dataDir;
+            this.control = new ControlPlane();
+            this.port = control.start(new InetSocketAddress("127.0.0.1", 0), dataDir).getPort();
+        }
+
+        @Override
+        public Registry newClient() {
+            return Registries.open("weft://127.0.0.1:" + port);
+        }
+
+        @Override
+        public void stop() {
+            control.close();
+        }
+
+        @Override
+        public void restart() throws Exception {
+            control = new ControlPlane();
+            control.start(new InetSocketAddress("127.0.0.1", port), dataDir);
+        }
+
+        /** Revokes every lease through the public API, as an operator would. */
+        @Override
+        public void loseAllLeases() throws Exception {
+            String leases = get("/v1/leases");
+            var tree = ControlJson.MAPPER.readTree(leases).get("leases");
+            for (var lease : tree) {
+                HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri("/v1/leases/" + lease.get("id").asText()))
+                        .timeout(Duration.ofSeconds(2)).DELETE().build(), HttpResponse.BodyHandlers.ofString());
+                assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+            }
+        }
+
+        private String get(String path) throws Exception {
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri(path)).timeout(Duration.ofSeconds(2)).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+            return r.body();
+        }
+
+        private URI uri(String path) {
+            return URI.create("http://127.0.0.1:" + port + path);
+        }
+
+        @Override
+        public void close() {
+            control.close();
+            http.close();
+        }
+    }
+}

@@ -1,0 +1,366 @@
+package dev.weft.dataplane;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.weft.dataplane.admin.AdminServer;
+import dev.weft.dataplane.admin.AdminServer.Reply;
+import dev.weft.dataplane.balancing.Balancer;
+import dev.weft.dataplane.balancing.Cluster;
+import dev.weft.dataplane.balancing.EndpointState;
+import dev.weft.dataplane.collab.Collaborator;
+import dev.weft.dataplane.inbound.AppPool;
+import dev.weft.dataplane.inbound.InboundServer;
+import dev.weft.dataplane.mesh.MeshPool;
+import dev.weft.dataplane.metrics.PrometheusText;
+import dev.weft.dataplane.metrics.SidecarMetrics;
+import dev.weft.dataplane.metrics.TrafficMetrics;
+import dev.weft.dataplane.outbound.OutboundServer;
+import dev.weft.dataplane.outbound.Router;
+import dev.weft.dataplane.transport.Transport;
+import dev.weft.protocol.WmpCodecMetrics;
+import dev.weft.protocol.WmpLimits;
+import dev.weft.registry.Endpoint;
+import dev.weft.registry.Registration;
+import dev.weft.registry.Registries;
+import dev.weft.registry.Registry;
+import dev.weft.registry.RegistryHealth;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One sidecar: assembles the data plane and runs its lifecycle (start, readiness, graceful drain).
+ *
+ * <p>A request's path through the pieces built here, app to app:
+ * <pre>
+ *   app ──HTTP/1.1──▶ OutboundServer/OutboundHandler ──(Router → Cluster+Balancer → MeshPool)──▶ WMP stream
+ *   WMP stream ──▶ InboundServer/MeshSession → InboundExchange ──(app Cluster → AppPool)──HTTP/1.1──▶ peer's app
+ * </pre>
+ * and the answer back the same way. The Collaborator carries each exchange on both sides.
+ *
+ * <p>Threads: start and drain run on the caller's thread; the data plane on the Transport's Workers; readiness
+ * checking and registration on a virtual thread; registry callbacks on the registry's thread.
+ */
+public final class Sidecar implements AutoCloseable {
+    private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+    private final SidecarConfig config;
+    private final SidecarMetrics metrics = new SidecarMetrics();
+    private final WmpCodecMetrics codecMetrics = new WmpCodecMetrics();
+    private final long startedNanos = System.nanoTime();
+    private Transport transport;
+    private Registry registry;
+    private Router router;
+    private MeshPool meshPool;
+    private Cluster appCluster;
+    private InboundServer inbound;
+    private OutboundServer outbound;
+    private AdminServer admin;
+    private volatile Registration registration;
+    private volatile boolean appAnswered;
+    private volatile boolean draining;
+    private Thread readinessThread;
+    private final Map<String, InetSocketAddress> bound = new LinkedHashMap<>();
+
+    public Sidecar(SidecarConfig config) {
+        this.config = config;
+    }
+
+    /** Binds every listener and starts registration in the background; returns the bound addresses. */
+    public Map<String, InetSocketAddress> start() throws InterruptedException {
+        Collaborator collaborator = Collaborator.named(config.collaborator());
+        Balancer.Factory balancer = Balancer.named(config.balancer());
+        transport = new Transport(config.workers());
+        registry = Registries.open(config.registryUrl());
+        WmpLimits limits = WmpLimits.defaults();
+        meshPool = new MeshPool(transport, limits, codecMetrics, config.meshConnectionsPerPeer(), 2000);
+        router = new Router(registry, balancer, config.queueSize(), config.queueTimeout(), 256);
+
+        // The local app is a one-endpoint cluster: the same admission code (capacity + bounded queue) that protects
+        // remote endpoints keeps the app under --capacity.
+        appCluster = new Cluster("app:" + config.service(), Balancer.named("round-robin"), config.queueSize(),
+                config.queueTimeout());
+        appCluster.update(List.of(new Endpoint(config.service(), "local-app", config.app().getHostString(),
+                config.app().getPort(), 1, config.capacity(), Map.of())));
+        AppPool appPool = new AppPool(transport, config.app(), metrics);
+
+        inbound = new InboundServer(transport, appCluster, appPool, collaborator, metrics, limits, codecMetrics);
+        InetSocketAddress in = inbound.bind(config.inbound());
+        bound.put("inbound", in);
+
+        outbound = new OutboundServer(transport, router, meshPool, collaborator, metrics);
+        for (Map.Entry<String, InetSocketAddress> u : new TreeMap<>(config.upstreams()).entrySet()) {
+            bound.put("upstream " + u.getKey(), outbound.bind(u.getValue(), u.getKey()));
+        }
+        if (config.outbound() != null) {
+            bound.put("outbound", outbound.bind(config.outbound(), null));
+        }
+
+        admin = new AdminServer(transport, Map.of(
+                "/live", () -> Reply.text(200, "live\n"),
+                "/ready", this::readyReply,
+                "/config", () -> new Reply(200, "application/json", configJson()),
+                "/metrics", () -> new Reply(200, "text/plain; version=0.0.4; charset=utf-8", metricsText())));
+        bound.put("admin", admin.bind(config.admin()));
+
+        InetSocketAddress advertised = config.advertise() != null ? config.advertise() : in;
+        readinessThread = Thread.ofVirtual().name("weft-readiness").start(() -> awaitAppThenRegister(advertised));
+        return Map.copyOf(bound);
+    }
+
+    /**
+     * Registers only once the app accepts connections: peers must not be sent to an instance that cannot answer.
+     */
+    private void awaitAppThenRegister(InetSocketAddress advertised) {
+        long backoff = 50;
+        while (!draining) {
+            try (Socket s = new Socket()) {
+                s.connect(config.app(), 1000);
+                appAnswered = true;
+                break;
+            } catch (IOException e) {
+                try {
+                    Thread.sleep(backoff);
+                } catch (InterruptedException ie) {
+                    return;
+                }
+                backoff = Math.min(1000, backoff * 2);
+            }
+        }
+        if (draining) {
+            return;
+        }
+        String id = config.instanceId() != null ? config.instanceId()
+                : config.service() + "-" + advertised.getHostString() + "-" + advertised.getPort();
+        registration = registry.register(new Endpoint(config.service(), id, advertised.getHostString(),
+                advertised.getPort(), config.weight(), config.capacity(), Map.of()), config.leaseTtl());
+    }
+
+    public boolean isReady() {
+        Registration r = registration;
+        return !draining && appAnswered && r != null && r.isRegistered();
+    }
+
+    private Reply readyReply() {
+        if (isReady()) {
+            return Reply.text(200, "ready\n");
+        }
+        String why = draining ? "draining" : !appAnswered ? "app at " + config.app().getHostString() + ":"
+                + config.app().getPort() + " not answering yet" : "registration with " + config.registryUrl() + " pending";
+        return Reply.text(503, "not ready: " + why + "\n");
+    }
+
+    /**
+     * Graceful drain (SIGTERM): deregister so peers stop choosing us, tell connected peers (GOAWAY) and stop
+     * accepting, then wait for requests in flight up to the deadline, then close.
+     */
+    public void drain() {
+        draining = true;
+        Registration r = registration;
+        if (r != null) {
+            r.close();
+        }
+        inbound.drain("sidecar draining");
+        outbound.stopAccepting();
+        long deadline = System.nanoTime() + config.drainTimeout().toNanos();
+        while (System.nanoTime() < deadline
+                && (metrics.inbound.inFlight() > 0 || metrics.outbound.inFlight() > 0)) {
+            try {
+                Thread.sleep(20);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        close();
+    }
+
+    @Override
+    public void close() {
+        draining = true;
+        if (readinessThread != null) {
+            readinessThread.interrupt();
+        }
+        if (admin != null) {
+            admin.close();
+        }
+        if (outbound != null) {
+            outbound.close();
+        }
+        if (inbound != null) {
+            inbound.close();
+        }
+        if (meshPool != null) {
+            meshPool.close();
+        }
+        if (router != null) {
+            router.close();
+        }
+        if (registry != null) {
+            registry.close();
+        }
+        if (transport != null) {
+            transport.close();
+        }
+    }
+
+    public SidecarMetrics metrics() {
+        return metrics;
+    }
+
+    public Map<String, InetSocketAddress> boundAddresses() {
+        return Map.copyOf(bound);
+    }
+
+    private String configJson() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("service", config.service());
+        m.put("instanceId", config.instanceId());
+        m.put("app", str(config.app()));
+        Map<String, String> listeners = new LinkedHashMap<>();
+        bound.forEach((k, v) -> listeners.put(k, str(v)));
+        m.put("listeners", listeners);
+        m.put("registry", config.registryUrl());
+        m.put("weight", config.weight());
+        m.put("capacity", config.capacity());
+        m.put("queueSize", config.queueSize());
+        m.put("queueTimeoutMillis", config.queueTimeout().toMillis());
+        m.put("leaseTtlMillis", config.leaseTtl().toMillis());
+        m.put("balancer", router.balancerName());
+        m.put("collaborator", config.collaborator());
+        m.put("workers", config.workers());
+        m.put("transport", transport.name());
+        m.put("meshConnectionsPerPeer", config.meshConnectionsPerPeer());
+        m.put("ready", isReady());
+        m.put("draining", draining);
+        Map<String, Object> services = new TreeMap<>();
+        for (Cluster c : router.clusters()) {
+            services.put(c.service(), clusterJson(c));
+        }
+        m.put("upstreams", services);
+        m.put("registryHealth", healthJson(registry.health()));
+        try {
+            return JSON.writeValueAsString(m) + "\n";
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static Map<String, Object> clusterJson(Cluster c) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("known", c.isKnown());
+        m.put("balancer", c.balancer());
+        m.put("queued", c.queued());
+        m.put("endpoints", c.endpoints().stream().map(e -> {
+            Map<String, Object> em = new LinkedHashMap<>();
+            em.put("id", e.endpoint().id());
+            em.put("address", e.endpoint().address());
+            em.put("weight", e.weight());
+            em.put("capacity", e.capacity());
+            em.put("inFlight", e.inFlight());
+            em.put("requests", e.requests());
+            em.put("failures", e.failures());
+            return em;
+        }).toList());
+        return m;
+    }
+
+    private static Map<String, Object> healthJson(RegistryHealth h) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("backend", h.backend());
+        m.put("target", h.target());
+        m.put("connected", h.connected());
+        m.put("lastContact", h.lastContact() == null ? null : h.lastContact().toString());
+        m.put("lastError", h.lastError());
+        m.put("reconnects", h.reconnects());
+        return m;
+    }
+
+    private static String str(InetSocketAddress a) {
+        return a == null ? null : a.getHostString() + ":" + a.getPort();
+    }
+
+    private String metricsText() {
+        PrometheusText p = new PrometheusText();
+        String svc = config.service();
+        for (TrafficMetrics t : List.of(metrics.outbound, metrics.inbound)) {
+            for (int cls = 1; cls <= 5; cls++) {
+                p.counter("weft_requests_total", "Requests finished, by direction and status class.",
+                        t.requests(cls), "service", svc, "direction", t.direction(), "status_class", cls + "xx");
+            }
+        }
+        for (TrafficMetrics t : List.of(metrics.outbound, metrics.inbound)) {
+            p.counter("weft_mesh_errors_total", "Responses generated by the sidecar itself (no capacity, unreachable peer or app...).",
+                    t.meshErrors(), "service", svc, "direction", t.direction());
+        }
+        for (TrafficMetrics t : List.of(metrics.outbound, metrics.inbound)) {
+            p.gauge("weft_requests_in_flight", "Requests in flight.", t.inFlight(), "service", svc, "direction", t.direction());
+        }
+        for (TrafficMetrics t : List.of(metrics.outbound, metrics.inbound)) {
+            p.counter("weft_body_bytes_total", "Body bytes carried, by direction (in = from the caller, out = to it).",
+                    t.bytesIn(), "service", svc, "direction", t.direction(), "flow", "in");
+            p.counter("weft_body_bytes_total", "", t.bytesOut(), "service", svc, "direction", t.direction(), "flow", "out");
+        }
+        for (TrafficMetrics t : List.of(metrics.outbound, metrics.inbound)) {
+            p.histogram("weft_request_duration_seconds", "Request latency seen by the sidecar.", t.latency(),
+                    "service", svc, "direction", t.direction());
+        }
+        p.counter("weft_http_rejected_total", "Requests rejected before forwarding, by reason.", metrics.badRequests.sum(), "reason", "malformed");
+        p.counter("weft_http_rejected_total", "", metrics.headersTooLarge.sum(), "reason", "headers_too_large");
+        p.counter("weft_http_rejected_total", "", metrics.smuggling.sum(), "reason", "conflicting_framing");
+        p.counter("weft_http_rejected_total", "", metrics.unknownService.sum(), "reason", "unknown_service");
+        p.counter("weft_app_connect_failures_total", "Failed connections to the local app.", metrics.appConnectFailures.sum());
+        p.counter("weft_app_connections_opened_total", "Connections opened to the local app.", metrics.appConnectionsOpened.sum());
+        p.counter("weft_app_rejected_total", "Inbound requests refused because the app was at capacity and the queue full or timed out.", metrics.appRejectedAtCapacity.sum());
+        p.gauge("weft_app_in_flight", "Requests in flight at the local app.", appCluster.endpoints().stream().mapToInt(EndpointState::inFlight).sum());
+        p.gauge("weft_app_queue_depth", "Inbound requests waiting for app capacity.", appCluster.queued());
+        p.counter("weft_streams_reset_total", "Mesh streams ended abnormally.", metrics.streamsReset.sum());
+        p.counter("weft_connections_opened_total", "Connections opened, by kind.", metrics.downstreamConnections.sum(), "kind", "app_to_sidecar");
+        p.counter("weft_connections_opened_total", "", metrics.meshConnectionsAccepted.sum(), "kind", "mesh_inbound");
+        p.counter("weft_connections_opened_total", "", meshPool.opened(), "kind", "mesh_outbound");
+        p.gauge("weft_connections_open", "Connections open, by kind.", outbound.openConnections(), "kind", "app_to_sidecar");
+        p.gauge("weft_connections_open", "", inbound.openConnections(), "kind", "mesh_inbound");
+        p.gauge("weft_connections_open", "", meshPool.openConnections(), "kind", "mesh_outbound");
+        p.counter("weft_mesh_connect_failures_total", "Failed dials to peer sidecars.", meshPool.connectFailures());
+        for (Cluster c : router.clusters()) {
+            p.gauge("weft_upstream_queue_depth", "Outbound requests waiting for capacity, per destination service.", c.queued(), "upstream", c.service());
+        }
+        for (Cluster c : router.clusters()) {
+            p.counter("weft_upstream_rejected_total", "Outbound requests refused without forwarding, by reason.", c.rejectedQueueFull(), "upstream", c.service(), "reason", "queue_full");
+            p.counter("weft_upstream_rejected_total", "", c.rejectedTimeout(), "upstream", c.service(), "reason", "queue_timeout");
+            p.counter("weft_upstream_rejected_total", "", c.rejectedNoEndpoints(), "upstream", c.service(), "reason", "no_endpoints");
+        }
+        for (Cluster c : router.clusters()) {
+            for (EndpointState e : c.endpoints()) {
+                p.gauge("weft_endpoint_in_flight", "Requests in flight per upstream endpoint.", e.inFlight(), "upstream", c.service(), "endpoint", e.endpoint().id());
+            }
+        }
+        for (Cluster c : router.clusters()) {
+            for (EndpointState e : c.endpoints()) {
+                p.counter("weft_endpoint_requests_total", "Requests sent per upstream endpoint.", e.requests(), "upstream", c.service(), "endpoint", e.endpoint().id());
+            }
+        }
+        p.counter("weft_wmp_frames_total", "WMP frames, by direction.", codecMetrics.framesIn(), "direction", "in");
+        p.counter("weft_wmp_frames_total", "", codecMetrics.framesOut(), "direction", "out");
+        p.counter("weft_wmp_bytes_total", "WMP bytes on the wire, by direction.", codecMetrics.bytesIn(), "direction", "in");
+        p.counter("weft_wmp_bytes_total", "", codecMetrics.bytesOut(), "direction", "out");
+        p.counter("weft_wmp_decode_errors_total", "Malformed WMP input (connection closed with GOAWAY).", codecMetrics.totalErrors());
+        RegistryHealth h = registry.health();
+        p.gauge("weft_registry_connected", "1 when the registry answered the last call.", h.connected() ? 1 : 0, "backend", String.valueOf(h.backend()));
+        p.counter("weft_registry_reconnects_total", "Reconnections to the registry.", h.reconnects());
+        p.gauge("weft_ready", "1 when the sidecar is ready.", isReady() ? 1 : 0);
+        p.gauge("weft_uptime_seconds", "Seconds since start.", TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - startedNanos));
+        return p.toString();
+    }
+
+    static Duration seconds(long s) {
+        return Duration.ofSeconds(s);
+    }
+}

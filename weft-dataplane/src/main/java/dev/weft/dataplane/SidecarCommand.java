@@ -1,0 +1,167 @@
+package dev.weft.dataplane;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.Option;
+
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+
+/** {@code ./weft sidecar}: runs one sidecar beside a service instance until SIGTERM, then drains. */
+@Command(name = "sidecar", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {"Runs a Weft sidecar next to one instance of a service.",
+                "Outbound: the app calls a local --upstream port bound to a service, or --outbound with a Host header.",
+                "Inbound: mesh traffic from peer sidecars is forwarded to --app, never more than --capacity at once.",
+                "SIGTERM drains: deregister, stop accepting, finish in-flight requests (up to --drain-timeout), exit."})
+public final class SidecarCommand implements Callable<Integer> {
+
+    @Option(names = "--service", required = true, description = "Service name this instance registers as, e.g. provider.")
+    String service;
+
+    @Option(names = "--app", required = true, converter = HostPortConverter.class,
+            description = "HOST:PORT of the local application (HTTP/1.1).")
+    InetSocketAddress app;
+
+    @Option(names = "--inbound", converter = HostPortConverter.class, defaultValue = "127.0.0.1:0",
+            description = "HOST:PORT for mesh traffic from peer sidecars (default: ${DEFAULT-VALUE}, any free port).")
+    InetSocketAddress inbound;
+
+    @Option(names = "--advertise", converter = HostPortConverter.class,
+            description = "HOST:PORT peers should dial, when it differs from --inbound (e.g. binding 0.0.0.0).")
+    InetSocketAddress advertise;
+
+    @Option(names = "--upstream", paramLabel = "NAME=HOST:PORT",
+            description = "Repeatable. A local listener bound to one upstream service, e.g. provider=127.0.0.1:19000.")
+    Map<String, String> upstreams = new LinkedHashMap<>();
+
+    @Option(names = "--outbound", converter = HostPortConverter.class,
+            description = "HOST:PORT of a shared listener that routes by the Host header (Host: provider).")
+    InetSocketAddress outbound;
+
+    @Option(names = "--registry", defaultValue = "weft://127.0.0.1:7700",
+            description = "Registry URL: weft://HOST:PORT (embedded control plane) or etcd://H1:2379,... (default: ${DEFAULT-VALUE}).")
+    String registry;
+
+    @Option(names = "--id", description = "Instance id, unique within the service (default: SERVICE-HOST-PORT of --inbound).")
+    String id;
+
+    @Option(names = "--weight", defaultValue = "1", description = "Relative share of traffic for weighted balancing (default: ${DEFAULT-VALUE}).")
+    int weight;
+
+    @Option(names = "--capacity", defaultValue = "200",
+            description = "Most requests in flight to the app; peers honour it too (default: ${DEFAULT-VALUE}; 0 = unlimited).")
+    int capacity;
+
+    @Option(names = "--admin", converter = HostPortConverter.class, defaultValue = "127.0.0.1:0",
+            description = "HOST:PORT of the admin listener: /ready /live /config /metrics (default: ${DEFAULT-VALUE}).")
+    InetSocketAddress admin;
+
+    @Option(names = "--balancer", defaultValue = "weighted-round-robin",
+            description = "round-robin or weighted-round-robin (default: ${DEFAULT-VALUE}).")
+    String balancer;
+
+    @Option(names = "--collaborator", defaultValue = "event-loop",
+            description = "How exchanges are carried: event-loop (continuations on the Worker) or virtual-thread (default: ${DEFAULT-VALUE}).")
+    String collaborator;
+
+    @Option(names = "--workers", description = "Worker event loops (default: number of CPUs).")
+    Integer workers;
+
+    @Option(names = "--queue-size", defaultValue = "2048",
+            description = "Requests that may wait for capacity per destination before 503 (default: ${DEFAULT-VALUE}).")
+    int queueSize;
+
+    @Option(names = "--queue-timeout", defaultValue = "5s", converter = DurationConverter.class,
+            description = "Longest wait for capacity before 503 (default: ${DEFAULT-VALUE}).")
+    Duration queueTimeout;
+
+    @Option(names = "--lease-ttl", defaultValue = "3s", converter = DurationConverter.class,
+            description = "Registration lease TTL; a killed sidecar leaves peers' view within it (default: ${DEFAULT-VALUE}).")
+    Duration leaseTtl;
+
+    @Option(names = "--mesh-connections", defaultValue = "2",
+            description = "Persistent WMP connections per peer and Worker (default: ${DEFAULT-VALUE}).")
+    int meshConnections;
+
+    @Option(names = "--drain-timeout", defaultValue = "10s", converter = DurationConverter.class,
+            description = "Longest a graceful drain waits for in-flight requests (default: ${DEFAULT-VALUE}).")
+    Duration drainTimeout;
+
+    @Override
+    public Integer call() throws Exception {
+        Map<String, InetSocketAddress> ups = new LinkedHashMap<>();
+        for (Map.Entry<String, String> e : upstreams.entrySet()) {
+            ups.put(e.getKey(), new HostPortConverter().convert(e.getValue()));
+        }
+        // With --inbound on port 0 the default id would not be unique; the sidecar then derives it from the bound port.
+        String instance = id != null ? id : inbound.getPort() == 0 ? null : service + "-" + inbound.getHostString() + "-" + inbound.getPort();
+        SidecarConfig cfg = new SidecarConfig(service, instance, app, inbound, advertise, outbound, ups, admin, registry,
+                weight, capacity, queueSize, queueTimeout, leaseTtl, balancer, collaborator,
+                workers != null ? workers : Runtime.getRuntime().availableProcessors(), meshConnections, drainTimeout);
+        Sidecar sidecar = new Sidecar(cfg);
+        Map<String, InetSocketAddress> bound = sidecar.start();
+        StringBuilder line = new StringBuilder("weft sidecar '" + service + "' started:");
+        bound.forEach((k, v) -> line.append(' ').append(k).append('=').append(v.getHostString()).append(':').append(v.getPort()));
+        System.out.println(line);
+        System.out.flush();
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            System.out.println("weft sidecar '" + service + "' draining");
+            sidecar.drain();
+            stopped.countDown();
+        }, "weft-drain"));
+        stopped.await();
+        return 0;
+    }
+
+    /** Parses HOST:PORT with a message that says what was expected. */
+    public static final class HostPortConverter implements ITypeConverter<InetSocketAddress> {
+        @Override
+        public InetSocketAddress convert(String value) {
+            int colon = value.lastIndexOf(':');
+            if (colon <= 0 || colon == value.length() - 1) {
+                throw new IllegalArgumentException("invalid address '" + value + "' (expected HOST:PORT, e.g. 127.0.0.1:19000)");
+            }
+            String host = value.substring(0, colon);
+            if (host.startsWith("[") && host.endsWith("]")) {
+                host = host.substring(1, host.length() - 1);
+            }
+            int port;
+            try {
+                port = Integer.parseInt(value.substring(colon + 1));
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("invalid port in '" + value + "' (expected a number 0-65535)");
+            }
+            if (port < 0 || port > 65535) {
+                throw new IllegalArgumentException("port out of range in '" + value + "' (expected 0-65535)");
+            }
+            return new InetSocketAddress(host, port);
+        }
+    }
+
+    /** Parses 500ms, 5s, 2m or ISO-8601 (PT5S). */
+    public static final class DurationConverter implements ITypeConverter<Duration> {
+        @Override
+        public Duration convert(String v) {
+            String s = v.trim().toLowerCase(java.util.Locale.ROOT);
+            try {
+                if (s.endsWith("ms")) {
+                    return Duration.ofMillis(Long.parseLong(s.substring(0, s.length() - 2)));
+                }
+                if (s.endsWith("s")) {
+                    return Duration.ofSeconds(Long.parseLong(s.substring(0, s.length() - 1)));
+                }
+                if (s.endsWith("m")) {
+                    return Duration.ofMinutes(Long.parseLong(s.substring(0, s.length() - 1)));
+                }
+                return Duration.parse(v);
+            } catch (RuntimeException e) {
+                throw new IllegalArgumentException("invalid duration '" + v + "' (expected e.g. 500ms, 5s, 2m)");
+            }
+        }
+    }
+}

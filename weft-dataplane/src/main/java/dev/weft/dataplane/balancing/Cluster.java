@@ -1,0 +1,241 @@
+package dev.weft.dataplane.balancing;
+
+import dev.weft.registry.Endpoint;
+import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.Promise;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The endpoints of one upstream service and admission to them.
+ *
+ * <p>A request asks for a slot with {@link #acquire}. If an endpoint below its capacity is free the slot is granted
+ * at once by the Worker's own {@link Balancer}; otherwise the request waits in a bounded FIFO queue and is granted the
+ * next slot that frees ({@link #release}). A full queue, a wait past the queue timeout, or a service without
+ * endpoints fail the promise at once with a {@link NoCapacityException} whose message is what the client is told.
+ *
+ * <p>Threads: {@link #update} runs on the registry's thread; everything else on any Worker. Shared state is the
+ * volatile endpoint list, the atomic counters inside {@link EndpointState} and a lock-free deque of waiters.
+ */
+public final class Cluster {
+    private final String service;
+    private final Balancer.Factory balancerFactory;
+    private final int maxQueue;
+    private final Duration queueTimeout;
+    private final Map<EventExecutor, Balancer> balancers = new ConcurrentHashMap<>();
+    private final ConcurrentLinkedDeque<Promise<EndpointState>> waiters = new ConcurrentLinkedDeque<>();
+    private final AtomicInteger queued = new AtomicInteger();
+    private final LongAdder rejectedQueueFull = new LongAdder();
+    private final LongAdder rejectedTimeout = new LongAdder();
+    private final LongAdder rejectedNoEndpoints = new LongAdder();
+    private volatile List<EndpointState> endpoints = List.of();
+    private volatile boolean known;
+
+    public Cluster(String service, Balancer.Factory balancerFactory, int maxQueue, Duration queueTimeout) {
+        this.service = service;
+        this.balancerFactory = balancerFactory;
+        this.maxQueue = maxQueue;
+        this.queueTimeout = queueTimeout;
+    }
+
+    public String service() {
+        return service;
+    }
+
+    /** Whether the registry has told us anything about this service yet. */
+    public boolean isKnown() {
+        return known;
+    }
+
+    public List<EndpointState> endpoints() {
+        return endpoints;
+    }
+
+    public int queued() {
+        return queued.get();
+    }
+
+    public String balancer() {
+        return balancerFactory.name();
+    }
+
+    public long rejectedQueueFull() {
+        return rejectedQueueFull.sum();
+    }
+
+    public long rejectedTimeout() {
+        return rejectedTimeout.sum();
+    }
+
+    public long rejectedNoEndpoints() {
+        return rejectedNoEndpoints.sum();
+    }
+
+    /** Replaces the endpoint set with a registry snapshot, keeping the state (in-flight counts) of endpoints kept. */
+    public void update(List<Endpoint> snapshot) {
+        Map<String, EndpointState> old = new HashMap<>();
+        for (EndpointState s : endpoints) {
+            old.put(s.endpoint().id(), s);
+        }
+        List<EndpointState> next = new ArrayList<>(snapshot.size());
+        for (Endpoint e : snapshot) {
+            EndpointState s = old.remove(e.id());
+            if (s == null) {
+                s = new EndpointState(e);
+            } else {
+                s.update(e);
+            }
+            next.add(s);
+        }
+        // Requests already at a removed endpoint finish there; it just gets no new ones.
+        old.values().forEach(EndpointState::markRemoved);
+        endpoints = List.copyOf(next);
+        known = true;
+        if (next.isEmpty()) {
+            failAllWaiters();
+        } else {
+            drainWaiters();
+        }
+    }
+
+    /**
+     * Asks for a slot at some endpoint. Must be called on {@code loop}; the returned future completes on it.
+     */
+    public Future<EndpointState> acquire(EventExecutor loop) {
+        Promise<EndpointState> promise = loop.newPromise();
+        List<EndpointState> eps = endpoints;
+        if (eps.isEmpty() && known) {
+            rejectedNoEndpoints.increment();
+            return promise.setFailure(new UnknownServiceException(service));
+        }
+        // Waiters go first: a newcomer must not overtake requests already queued. A service the registry has not
+        // answered for yet (first request by Host name) also waits here, for its first snapshot.
+        if (waiters.isEmpty() && !eps.isEmpty()) {
+            EndpointState chosen = balancers.computeIfAbsent(loop, l -> balancerFactory.create()).pick(eps);
+            if (chosen != null) {
+                return promise.setSuccess(chosen);
+            }
+        }
+        if (queued.incrementAndGet() > maxQueue) {
+            queued.decrementAndGet();
+            rejectedQueueFull.increment();
+            return promise.setFailure(new NoCapacityException("service '" + service + "' is at capacity and its queue is full ("
+                    + maxQueue + " waiting)"));
+        }
+        waiters.addLast(promise);
+        loop.schedule(() -> {
+            if (promise.tryFailure(known ? new NoCapacityException("no capacity at service '" + service + "' within "
+                    + queueTimeout.toMillis() + " ms") : new UnknownServiceException(service))) {
+                queued.decrementAndGet();
+                rejectedTimeout.increment();
+                waiters.remove(promise);
+            }
+        }, queueTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        // A slot may have freed between the pick and the enqueue; without this the waiter could sleep until timeout.
+        drainWaiters();
+        return promise;
+    }
+
+    /** Gives a slot back and hands freed capacity to the oldest waiter. Any thread. */
+    public void release(EndpointState state) {
+        state.releaseSlot();
+        if (!waiters.isEmpty()) {
+            drainWaiters();
+        }
+    }
+
+    private void drainWaiters() {
+        Promise<EndpointState> w;
+        while ((w = waiters.pollFirst()) != null) {
+            if (w.isDone()) {
+                continue; // timed out or cancelled; it already left the count
+            }
+            EndpointState s = pickForWaiter();
+            if (s == null) {
+                waiters.addFirst(w);
+                // A release on another thread may have run between our failed pick and the addFirst; re-check once.
+                if (anyRoom()) {
+                    continue;
+                }
+                return;
+            }
+            if (w.trySuccess(s)) {
+                queued.decrementAndGet();
+            } else {
+                s.releaseSlot(); // the waiter timed out meanwhile; offer the slot to the next one
+            }
+        }
+    }
+
+    private void failAllWaiters() {
+        Promise<EndpointState> w;
+        while ((w = waiters.pollFirst()) != null) {
+            if (w.tryFailure(new UnknownServiceException(service))) {
+                queued.decrementAndGet();
+                rejectedNoEndpoints.increment();
+            }
+        }
+    }
+
+    private boolean anyRoom() {
+        for (EndpointState s : endpoints) {
+            if (s.hasRoom()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * Slots freed while requests wait go to the endpoint with the most free room relative to its weight. This runs
+     * on whichever thread freed the slot, so it must not use a Worker's balancer state.
+     */
+    private EndpointState pickForWaiter() {
+        List<EndpointState> eps = endpoints;
+        for (int attempt = 0; attempt < eps.size(); attempt++) {
+            EndpointState best = null;
+            double bestLoad = Double.MAX_VALUE;
+            for (EndpointState s : eps) {
+                if (!s.hasRoom()) {
+                    continue;
+                }
+                double load = (double) s.inFlight() / s.weight();
+                if (load < bestLoad) {
+                    bestLoad = load;
+                    best = s;
+                }
+            }
+            if (best == null) {
+                return null;
+            }
+            if (best.tryAcquire()) {
+                return best;
+            }
+        }
+        return null;
+    }
+
+    /** Why a request could not be admitted; the message is shown to the client with a 503. */
+    public static class NoCapacityException extends Exception {
+        public NoCapacityException(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    /** The registry has no live endpoint for the destination (a typo, or every instance is down). */
+    public static final class UnknownServiceException extends NoCapacityException {
+        public UnknownServiceException(String service) {
+            super("unknown service '" + service + "': no live endpoint is registered for it");
+        }
+    }
+}

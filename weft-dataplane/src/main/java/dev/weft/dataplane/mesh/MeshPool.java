@@ -1,0 +1,184 @@
+package dev.weft.dataplane.mesh;
+
+import dev.weft.dataplane.transport.Transport;
+import dev.weft.protocol.WmpCodec;
+import dev.weft.protocol.WmpCodecMetrics;
+import dev.weft.protocol.WmpLimits;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
+import io.netty.handler.flush.FlushConsolidationHandler;
+import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.Promise;
+
+import java.net.InetSocketAddress;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Persistent, multiplexed WMP connections to peer sidecars: per Worker loop, {@code connectionsPerPeer} connections
+ * to each peer, registered on that same loop (as Netty's proxy example pins the backend channel to the frontend's
+ * loop). A request therefore never changes thread, and there is no TCP handshake per request: a connection is
+ * dialled once and kept until it fails or the peer drains it.
+ *
+ * <p>Threads: {@link #session} must be called on the Worker loop it is given; each loop's table is confined to it.
+ */
+public final class MeshPool implements AutoCloseable {
+    private final Transport transport;
+    private final WmpLimits limits;
+    private final WmpCodecMetrics codecMetrics;
+    private final int connectionsPerPeer;
+    private final int connectTimeoutMillis;
+    private final Map<EventLoop, Map<String, Slot[]>> perLoop = new ConcurrentHashMap<>();
+    private final LongAdder opened = new LongAdder();
+    private final LongAdder connectFailures = new LongAdder();
+
+    public MeshPool(Transport transport, WmpLimits limits, WmpCodecMetrics codecMetrics, int connectionsPerPeer,
+                    int connectTimeoutMillis) {
+        this.transport = transport;
+        this.limits = limits;
+        this.codecMetrics = codecMetrics;
+        this.connectionsPerPeer = Math.max(1, connectionsPerPeer);
+        this.connectTimeoutMillis = connectTimeoutMillis;
+    }
+
+    public long opened() {
+        return opened.sum();
+    }
+
+    public long connectFailures() {
+        return connectFailures.sum();
+    }
+
+    /** Open connections across all loops (for /metrics). Approximate: read from another thread. */
+    public int openConnections() {
+        int n = 0;
+        for (Map<String, Slot[]> m : perLoop.values()) {
+            for (Slot[] slots : m.values()) {
+                for (Slot s : slots) {
+                    if (s != null && s.session != null && s.session.isUsable()) {
+                        n++;
+                    }
+                }
+            }
+        }
+        return n;
+    }
+
+    /** A usable session to {@code host:port} on {@code loop}, dialling one if needed. Call on {@code loop}. */
+    public Future<MeshSession> session(EventLoop loop, String host, int port) {
+        String key = host + ":" + port;
+        Slot[] slots = perLoop.computeIfAbsent(loop, l -> new HashMap<>())
+                .computeIfAbsent(key, k -> new Slot[connectionsPerPeer]);
+        // Spread streams: take the usable connection with the fewest streams; dial into an empty slot if any.
+        MeshSession best = null;
+        int emptySlot = -1;
+        for (int i = 0; i < slots.length; i++) {
+            Slot s = slots[i];
+            if (s == null || (s.session == null && s.pending == null) || (s.session != null && !s.session.isUsable())) {
+                if (emptySlot < 0) {
+                    emptySlot = i;
+                }
+                continue;
+            }
+            if (s.session != null && (best == null || s.session.activeStreams() < best.activeStreams())) {
+                best = s.session;
+            }
+        }
+        if (best != null && (emptySlot < 0 || best.activeStreams() == 0)) {
+            return loop.newSucceededFuture(best);
+        }
+        if (emptySlot >= 0) {
+            return dial(loop, slots, emptySlot, host, port, key);
+        }
+        // All slots are dialling: wait for the first.
+        for (Slot s : slots) {
+            if (s.pending != null) {
+                return s.pending;
+            }
+        }
+        return loop.newFailedFuture(new IllegalStateException("no mesh connection slot to " + key));
+    }
+
+    private Future<MeshSession> dial(EventLoop loop, Slot[] slots, int index, String host, int port, String key) {
+        Slot slot = new Slot();
+        slots[index] = slot;
+        Promise<MeshSession> promise = loop.newPromise();
+        slot.pending = promise;
+        MeshSession session = new MeshSession(null, key);
+        Bootstrap b = new Bootstrap()
+                .group(loop)
+                .channel(transport.channelClass())
+                .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.SO_KEEPALIVE, true)
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, connectTimeoutMillis)
+                .handler(new ChannelInitializer<Channel>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                        ch.pipeline().addLast("flush", new FlushConsolidationHandler(64, true));
+                        WmpCodec.install(ch.pipeline(), limits, codecMetrics);
+                        ch.pipeline().addLast("idle", new IdleStateHandler(30, 10, 0, TimeUnit.SECONDS));
+                        ch.pipeline().addLast("session", session);
+                    }
+                });
+        ChannelFuture cf = b.connect(new InetSocketAddress(host, port));
+        cf.addListener(f -> {
+            slot.pending = null;
+            if (f.isSuccess()) {
+                opened.increment();
+                slot.session = session;
+                cf.channel().closeFuture().addListener(c -> {
+                    if (slots[index] == slot) {
+                        slots[index] = null;
+                    }
+                });
+                promise.setSuccess(session);
+            } else {
+                connectFailures.increment();
+                slots[index] = null;
+                promise.setFailure(new MeshConnectException("cannot connect to peer sidecar " + key + ": "
+                        + f.cause().getMessage(), f.cause()));
+            }
+        });
+        return promise;
+    }
+
+    /** Sends GOAWAY on every connection: used on drain so peers stop opening streams to us. */
+    public void goAwayAll(String reason) {
+        for (Map.Entry<EventLoop, Map<String, Slot[]>> e : perLoop.entrySet()) {
+            e.getKey().execute(() -> {
+                for (Slot[] slots : e.getValue().values()) {
+                    for (Slot s : slots) {
+                        if (s != null && s.session != null) {
+                            s.session.channel().close();
+                        }
+                    }
+                }
+            });
+        }
+    }
+
+    @Override
+    public void close() {
+        goAwayAll("closing");
+    }
+
+    private static final class Slot {
+        MeshSession session;
+        Promise<MeshSession> pending;
+    }
+
+    /** Dialling a peer failed: nothing was sent, so the request may go to another endpoint. */
+    public static final class MeshConnectException extends Exception {
+        public MeshConnectException(String message, Throwable cause) {
+            super(message, cause, false, false);
+        }
+    }
+}

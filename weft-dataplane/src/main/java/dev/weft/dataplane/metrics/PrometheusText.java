@@ -1,0 +1,86 @@
+package dev.weft.dataplane.metrics;
+
+import org.HdrHistogram.Histogram;
+
+import java.util.Locale;
+
+/** Writes metrics in the Prometheus text exposition format (version 0.0.4). */
+public final class PrometheusText {
+    private static final double[] BUCKETS_SECONDS = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+    private final StringBuilder sb = new StringBuilder(4096);
+    private String lastHeader;
+
+    public PrometheusText header(String name, String type, String help) {
+        if (!name.equals(lastHeader)) {
+            sb.append("# HELP ").append(name).append(' ').append(help).append('\n');
+            sb.append("# TYPE ").append(name).append(' ').append(type).append('\n');
+            lastHeader = name;
+        }
+        return this;
+    }
+
+    /** @param labels alternating label names and values */
+    public PrometheusText sample(String name, double value, String... labels) {
+        sb.append(name);
+        if (labels.length > 0) {
+            sb.append('{');
+            for (int i = 0; i < labels.length; i += 2) {
+                if (i > 0) {
+                    sb.append(',');
+                }
+                sb.append(labels[i]).append("=\"").append(escape(labels[i + 1])).append('"');
+            }
+            sb.append('}');
+        }
+        sb.append(' ');
+        if (value == Math.rint(value) && Math.abs(value) < 1e15) {
+            sb.append((long) value);
+        } else {
+            sb.append(String.format(Locale.ROOT, "%.6g", value));
+        }
+        sb.append('\n');
+        return this;
+    }
+
+    public PrometheusText counter(String name, String help, double value, String... labels) {
+        return header(name, "counter", help).sample(name, value, labels);
+    }
+
+    public PrometheusText gauge(String name, String help, double value, String... labels) {
+        return header(name, "gauge", help).sample(name, value, labels);
+    }
+
+    /** A histogram in seconds from an HdrHistogram of microseconds, with fixed buckets. */
+    public PrometheusText histogram(String name, String help, Histogram micros, String... labels) {
+        header(name, "histogram", help);
+        Histogram h = micros.copy();
+        for (double le : BUCKETS_SECONDS) {
+            long count = countAtOrBelow(h, (long) (le * 1_000_000));
+            sample(name + "_bucket", count, with(labels, "le", String.format(Locale.ROOT, "%s", le)));
+        }
+        sample(name + "_bucket", h.getTotalCount(), with(labels, "le", "+Inf"));
+        sample(name + "_sum", h.getMean() * h.getTotalCount() / 1_000_000.0, labels);
+        sample(name + "_count", h.getTotalCount(), labels);
+        return this;
+    }
+
+    private static long countAtOrBelow(Histogram h, long value) {
+        return h.getTotalCount() == 0 ? 0 : h.getCountBetweenValues(0, value);
+    }
+
+    private static String[] with(String[] labels, String k, String v) {
+        String[] out = java.util.Arrays.copyOf(labels, labels.length + 2);
+        out[labels.length] = k;
+        out[labels.length + 1] = v;
+        return out;
+    }
+
+    private static String escape(String s) {
+        return s.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
+    }
+
+    @Override
+    public String toString() {
+        return sb.toString();
+    }
+}

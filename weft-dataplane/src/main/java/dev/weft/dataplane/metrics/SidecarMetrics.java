@@ -1,0 +1,19 @@
+package dev.weft.dataplane.metrics;
+
+import java.util.concurrent.atomic.LongAdder;
+
+/** All counters of one sidecar; rendered at /metrics by the admin server. */
+public final class SidecarMetrics {
+    public final TrafficMetrics outbound = new TrafficMetrics("outbound");
+    public final TrafficMetrics inbound = new TrafficMetrics("inbound");
+    public final LongAdder badRequests = new LongAdder();
+    public final LongAdder headersTooLarge = new LongAdder();
+    public final LongAdder smuggling = new LongAdder();
+    public final LongAdder unknownService = new LongAdder();
+    public final LongAdder appConnectFailures = new LongAdder();
+    public final LongAdder appConnectionsOpened = new LongAdder();
+    public final LongAdder appRejectedAtCapacity = new LongAdder();
+    public final LongAdder streamsReset = new LongAdder();
+    public final LongAdder downstreamConnections = new LongAdder();
+    public final LongAdder meshConnectionsAccepted = new LongAdder();
+}

@@ -1,0 +1,100 @@
+package dev.weft.dataplane.outbound;
+
+import dev.weft.dataplane.collab.Collaborator;
+import dev.weft.dataplane.http.StrictHttpRequestDecoder;
+import dev.weft.dataplane.mesh.MeshPool;
+import dev.weft.dataplane.metrics.SidecarMetrics;
+import dev.weft.dataplane.transport.Transport;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.handler.codec.http.HttpDecoderConfig;
+import io.netty.handler.codec.http.HttpResponseEncoder;
+import io.netty.handler.codec.http.HttpServerExpectContinueHandler;
+import io.netty.handler.flush.FlushConsolidationHandler;
+import io.netty.util.concurrent.GlobalEventExecutor;
+
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The outbound listeners, where the local app sends its calls: one per {@code --upstream NAME=HOST:PORT} (bound to
+ * that service) and optionally the shared {@code --outbound} one (destination from the Host header).
+ * Pipeline per app connection: HTTP/1.1 decoder (strict, with header limits) → encoder → 100-continue → the
+ * {@link OutboundHandler}.
+ */
+public final class OutboundServer implements AutoCloseable {
+    /** Limits of the request line and header block; past them the request is answered 414 / 431. */
+    public static final int MAX_INITIAL_LINE = 8192;
+    public static final int MAX_HEADER_BYTES = 16384;
+
+    private final Transport transport;
+    private final Router router;
+    private final MeshPool meshPool;
+    private final Collaborator collaborator;
+    private final SidecarMetrics metrics;
+    private final List<Channel> listeners = new ArrayList<>();
+    private final ChannelGroup connections = new DefaultChannelGroup("weft-outbound", GlobalEventExecutor.INSTANCE);
+
+    public OutboundServer(Transport transport, Router router, MeshPool meshPool, Collaborator collaborator,
+                          SidecarMetrics metrics) {
+        this.transport = transport;
+        this.router = router;
+        this.meshPool = meshPool;
+        this.collaborator = collaborator;
+        this.metrics = metrics;
+    }
+
+    /** @param service the service this listener forwards to, or null to route by Host header */
+    public InetSocketAddress bind(InetSocketAddress address, String service) throws InterruptedException {
+        if (service != null) {
+            router.cluster(service); // watch it now, so the first call does not wait for discovery
+        }
+        Channel ch = new ServerBootstrap()
+                .group(transport.manager(), transport.workers())
+                .channel(transport.serverChannelClass())
+                .option(ChannelOption.SO_BACKLOG, 1024)
+                .childOption(ChannelOption.TCP_NODELAY, true)
+                .childHandler(new ChannelInitializer<Channel>() {
+                    @Override
+                    protected void initChannel(Channel c) {
+                        metrics.downstreamConnections.increment();
+                        connections.add(c);
+                        HttpDecoderConfig cfg = new HttpDecoderConfig()
+                                .setMaxInitialLineLength(MAX_INITIAL_LINE)
+                                .setMaxHeaderSize(MAX_HEADER_BYTES)
+                                .setMaxChunkSize(64 * 1024);
+                        c.pipeline().addLast("flush", new FlushConsolidationHandler(64, true));
+                        c.pipeline().addLast("http-decoder", new StrictHttpRequestDecoder(cfg));
+                        c.pipeline().addLast("http-encoder", new HttpResponseEncoder());
+                        c.pipeline().addLast("expect-continue", new HttpServerExpectContinueHandler());
+                        c.pipeline().addLast("outbound", new OutboundHandler(service, router, meshPool, collaborator, metrics));
+                    }
+                })
+                .bind(address).sync().channel();
+        listeners.add(ch);
+        return (InetSocketAddress) ch.localAddress();
+    }
+
+    /** Stops accepting new app connections; connections already open keep working until closed. */
+    public void stopAccepting() {
+        for (Channel l : listeners) {
+            l.close().syncUninterruptibly();
+        }
+    }
+
+    public int openConnections() {
+        return connections.size();
+    }
+
+    @Override
+    public void close() {
+        stopAccepting();
+        connections.close().awaitUninterruptibly(2, TimeUnit.SECONDS);
+    }
+}

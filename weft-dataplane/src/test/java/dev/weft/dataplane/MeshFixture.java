@@ -1,0 +1,85 @@
+package dev.weft.dataplane;
+
+import dev.weft.control.ControlPlane;
+
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A small mesh on loopback for tests: the embedded control plane, and sidecars started in this JVM with real
+ * sockets on ports the OS picks. Close it to stop everything it started.
+ */
+final class MeshFixture implements AutoCloseable {
+    final ControlPlane control = new ControlPlane();
+    final InetSocketAddress controlAddress;
+    final String collaborator;
+    private final List<AutoCloseable> started = new ArrayList<>();
+    private final Path dataDir;
+
+    MeshFixture(String collaborator) throws Exception {
+        this.collaborator = collaborator;
+        dataDir = Files.createTempDirectory("weft-control-test");
+        controlAddress = control.start(new InetSocketAddress("127.0.0.1", 0), dataDir);
+    }
+
+    String registryUrl() {
+        return "weft://127.0.0.1:" + controlAddress.getPort();
+    }
+
+    /** A provider-side sidecar for {@code app}; waits until it is ready. */
+    Sidecar provider(String service, String id, InetSocketAddress app, int weight, int capacity) throws Exception {
+        return sidecar(service, id, app, Map.of(), false, weight, capacity);
+    }
+
+    /**
+     * A consumer-side sidecar with one upstream listener per name in {@code upstreams} and a shared Host-routed
+     * outbound listener when {@code sharedOutbound}.
+     */
+    Sidecar consumer(InetSocketAddress app, List<String> upstreams, boolean sharedOutbound) throws Exception {
+        Map<String, InetSocketAddress> ups = new java.util.LinkedHashMap<>();
+        for (String u : upstreams) {
+            ups.put(u, new InetSocketAddress("127.0.0.1", 0));
+        }
+        return sidecar("consumer", "consumer-1", app, ups, sharedOutbound, 1, 0);
+    }
+
+    Sidecar sidecar(String service, String id, InetSocketAddress app, Map<String, InetSocketAddress> upstreams,
+                    boolean sharedOutbound, int weight, int capacity) throws Exception {
+        SidecarConfig cfg = new SidecarConfig(service, id, app, new InetSocketAddress("127.0.0.1", 0), null,
+                sharedOutbound ? new InetSocketAddress("127.0.0.1", 0) : null, upstreams,
+                new InetSocketAddress("127.0.0.1", 0), registryUrl(), weight, capacity, 2048, Duration.ofSeconds(10),
+                Duration.ofSeconds(2), "weighted-round-robin", collaborator, 2, 2, Duration.ofSeconds(5));
+        Sidecar s = new Sidecar(cfg);
+        started.add(s);
+        s.start();
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (!s.isReady()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("sidecar " + id + " not ready within 10 s");
+            }
+            Thread.sleep(10);
+        }
+        return s;
+    }
+
+    static int port(Sidecar s, String listener) {
+        InetSocketAddress a = s.boundAddresses().get(listener);
+        if (a == null) {
+            throw new AssertionError("no listener '" + listener + "' (have " + s.boundAddresses().keySet() + ")");
+        }
+        return a.getPort();
+    }
+
+    @Override
+    public void close() throws Exception {
+        for (int i = started.size() - 1; i >= 0; i--) {
+            started.get(i).close();
+        }
+        control.close();
+    }
+}

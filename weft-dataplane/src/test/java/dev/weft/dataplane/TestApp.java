@@ -1,0 +1,99 @@
+package dev.weft.dataplane;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.zip.CRC32;
+
+/**
+ * The application behind a provider sidecar in tests: the JDK's HTTP server on virtual threads, on a port the OS
+ * picks. Routes: /echo (answers the request's byte count and CRC32, and reports the headers it saw), /slow?ms=N,
+ * /big?bytes=N (a streamed answer of N bytes). It records the highest number of requests it had in flight.
+ */
+final class TestApp implements AutoCloseable {
+    final HttpServer server;
+    final AtomicInteger inFlight = new AtomicInteger();
+    final AtomicInteger maxInFlight = new AtomicInteger();
+    final AtomicInteger served = new AtomicInteger();
+    final Map<String, List<String>> lastHeaders = new ConcurrentHashMap<>();
+
+    TestApp() throws IOException {
+        server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 1024);
+        server.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
+        server.createContext("/", this::handle);
+        server.start();
+    }
+
+    InetSocketAddress address() {
+        return server.getAddress();
+    }
+
+    private void handle(HttpExchange ex) throws IOException {
+        int n = inFlight.incrementAndGet();
+        maxInFlight.accumulateAndGet(n, Math::max);
+        try {
+            lastHeaders.clear();
+            ex.getRequestHeaders().forEach((k, v) -> lastHeaders.put(k.toLowerCase(), v));
+            String path = ex.getRequestURI().getPath();
+            String q = ex.getRequestURI().getQuery();
+            long count = 0;
+            CRC32 crc = new CRC32();
+            try (InputStream in = ex.getRequestBody()) {
+                byte[] buf = new byte[64 * 1024];
+                int r;
+                while ((r = in.read(buf)) > 0) {
+                    crc.update(buf, 0, r);
+                    count += r;
+                }
+            }
+            if (path.startsWith("/slow")) {
+                long ms = Long.parseLong(q.substring(q.indexOf('=') + 1));
+                Thread.sleep(ms);
+            }
+            if (path.startsWith("/big")) {
+                long bytes = Long.parseLong(q.substring(q.indexOf('=') + 1));
+                ex.getResponseHeaders().set("content-type", "application/octet-stream");
+                ex.sendResponseHeaders(200, 0); // chunked
+                byte[] block = new byte[64 * 1024];
+                try (OutputStream out = ex.getResponseBody()) {
+                    long left = bytes;
+                    while (left > 0) {
+                        int w = (int) Math.min(block.length, left);
+                        out.write(block, 0, w);
+                        left -= w;
+                    }
+                }
+                return;
+            }
+            byte[] body = (count + " " + crc.getValue() + " " + ex.getRequestMethod() + " " + ex.getRequestURI())
+                    .getBytes(StandardCharsets.UTF_8);
+            ex.getResponseHeaders().set("content-type", "text/plain");
+            ex.getResponseHeaders().set("x-app", "test");
+            ex.sendResponseHeaders(200, body.length);
+            try (OutputStream out = ex.getResponseBody()) {
+                out.write(body);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            served.incrementAndGet();
+            inFlight.decrementAndGet();
+            ex.close();
+        }
+    }
+
+    @Override
+    public void close() {
+        server.stop(0);
+    }
+}

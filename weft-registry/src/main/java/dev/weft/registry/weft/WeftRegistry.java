@@ -1,0 +1,345 @@
+package dev.weft.registry.weft;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import dev.weft.registry.Endpoint;
+import dev.weft.registry.EndpointListener;
+import dev.weft.registry.Registration;
+import dev.weft.registry.Registry;
+import dev.weft.registry.RegistryHealth;
+import dev.weft.registry.Watch;
+
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * {@link Registry} backed by Weft's embedded control plane ({@code weft://host:port}), over its HTTP/1.1 JSON API
+ * (see docs/registry.md).
+ *
+ * <p>Threading: one daemon thread per registry, "weft-registry-HOST:PORT" (the event thread), owns all state of
+ * registrations and watch streams, runs their timers and calls listeners. HTTP exchanges are asynchronous; their
+ * completions hop back to the event thread, so nothing here ever blocks it. The only blocking call is
+ * {@link Registration#close()}, which waits up to {@link #DEREGISTER_TIMEOUT} on the caller's thread for the
+ * deregistration to be acknowledged.
+ *
+ * <p>Failure behaviour: while the control plane is unreachable, registrations keep retrying with backoff and
+ * watchers keep their last list (no callback); once it is back, watch streams resume from the last revision seen and
+ * heartbeats resume on the same lease, or take a new lease and register again if the control plane lost it.
+ */
+public final class WeftRegistry implements Registry {
+    static final System.Logger LOG = System.getLogger(WeftRegistry.class.getName());
+    public static final int DEFAULT_PORT = 7700;
+    static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(1);
+    static final Duration CALL_TIMEOUT = Duration.ofSeconds(2);
+    static final Duration DEREGISTER_TIMEOUT = Duration.ofSeconds(1);
+    static final Duration MIN_TTL = Duration.ofMillis(100);
+    static final Duration MAX_TTL = Duration.ofMinutes(10);
+
+    final String target;
+    private final URI base;
+    final HttpClient http;
+    final ObjectMapper json;
+    final ClientHealth health;
+    final Duration streamSilenceLimit;
+    private final ScheduledThreadPoolExecutor events;
+    // Event thread only.
+    private final Map<String, ServiceStream> streams = new HashMap<>();
+    private final Set<WeftRegistration> registrations = ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
+
+    /** @param uri {@code weft://HOST[:PORT]}; the port defaults to {@value #DEFAULT_PORT} */
+    public WeftRegistry(URI uri) {
+        this(uri, Duration.ofSeconds(7));
+    }
+
+    /**
+     * @param streamSilenceLimit how long a watch stream may stay silent before it is declared dead and reopened;
+     *                           the control plane sends a heartbeat line every 2 s by default, so 7 s is three missed
+     */
+    WeftRegistry(URI uri, Duration streamSilenceLimit) {
+        Objects.requireNonNull(uri, "uri");
+        if (!"weft".equalsIgnoreCase(uri.getScheme()) || uri.getHost() == null) {
+            throw new IllegalArgumentException("invalid weft registry URL '" + uri
+                    + "' (expected weft://HOST:PORT, e.g. weft://127.0.0.1:7700)");
+        }
+        int port = uri.getPort() == -1 ? DEFAULT_PORT : uri.getPort();
+        this.target = uri.getHost() + ":" + port;
+        this.base = URI.create("http://" + target);
+        this.streamSilenceLimit = streamSilenceLimit;
+        this.http = HttpClient.newBuilder()
+                .version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(CONNECT_TIMEOUT)
+                .followRedirects(HttpClient.Redirect.NEVER)
+                .build();
+        // Lenient on input: a newer control plane may add fields.
+        this.json = JsonMapper.builder().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
+        this.health = new ClientHealth(target);
+        this.events = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "weft-registry-" + target);
+            t.setDaemon(true);
+            return t;
+        });
+        events.setRemoveOnCancelPolicy(true);
+        events.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+        long check = Math.max(100, streamSilenceLimit.toMillis() / 4);
+        events.scheduleWithFixedDelay(() -> streams.values().forEach(ServiceStream::checkSilence),
+                check, check, TimeUnit.MILLISECONDS);
+    }
+
+    @Override
+    public Registration register(Endpoint endpoint, Duration ttl) {
+        Objects.requireNonNull(endpoint, "endpoint");
+        Objects.requireNonNull(ttl, "ttl");
+        if (ttl.compareTo(MIN_TTL) < 0 || ttl.compareTo(MAX_TTL) > 0) {
+            throw new IllegalArgumentException("ttl out of range: " + ttl + " (expected " + MIN_TTL + ".." + MAX_TTL
+                    + ", e.g. 3s)");
+        }
+        requireOpen();
+        WeftRegistration registration = new WeftRegistration(this, endpoint, ttl);
+        registrations.add(registration);
+        registration.start();
+        return registration;
+    }
+
+    @Override
+    public Watch watch(String service, EndpointListener listener) {
+        Objects.requireNonNull(service, "service");
+        Objects.requireNonNull(listener, "listener");
+        requireOpen();
+        ServiceStream.Subscriber subscriber = new ServiceStream.Subscriber(this, service, listener);
+        onEvents(() -> streams.computeIfAbsent(service, s -> new ServiceStream(this, s)).add(subscriber));
+        return subscriber;
+    }
+
+    /** Event thread: drops a closed watch's listener, and the stream with its last listener. */
+    void unwatch(ServiceStream.Subscriber subscriber) {
+        onEvents(() -> {
+            ServiceStream stream = streams.get(subscriber.service());
+            if (stream != null && stream.remove(subscriber)) {
+                streams.remove(subscriber.service());
+            }
+        });
+    }
+
+    void forget(WeftRegistration registration) {
+        registrations.remove(registration);
+    }
+
+    @Override
+    public RegistryHealth health() {
+        return health.snapshot();
+    }
+
+    /** Stops heartbeats and watch streams without deregistering, as a killed sidecar would. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        registrations.forEach(WeftRegistration::stopHeartbeats);
+        onEvents(() -> {
+            streams.values().forEach(ServiceStream::stop);
+            streams.clear();
+        });
+        events.shutdown();
+        try {
+            if (!events.awaitTermination(1, TimeUnit.SECONDS)) {
+                events.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            events.shutdownNow();
+            Thread.currentThread().interrupt();
+        }
+        http.shutdownNow();
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    private void requireOpen() {
+        if (closed) {
+            throw new IllegalStateException("registry " + target + " is closed");
+        }
+    }
+
+    // --- plumbing shared by registrations and streams ---
+
+    /** Runs {@code task} on the event thread; dropped silently once the registry is closed. */
+    void onEvents(Runnable task) {
+        try {
+            events.execute(task);
+        } catch (RejectedExecutionException e) {
+            // Closed: nothing is supposed to happen any more.
+        }
+    }
+
+    void schedule(Runnable task, Duration delay, Consumer<ScheduledFuture<?>> timer) {
+        try {
+            timer.accept(events.schedule(task, delay.toNanos(), TimeUnit.NANOSECONDS));
+        } catch (RejectedExecutionException e) {
+            // Closed.
+        }
+    }
+
+    Executor events() {
+        return events;
+    }
+
+    URI uri(String path) {
+        return base.resolve(path);
+    }
+
+    static String segment(String s) {
+        return URLEncoder.encode(s, StandardCharsets.UTF_8).replace("+", "%20");
+    }
+
+    record Reply(int status, byte[] body) {
+        boolean ok() {
+            return status / 100 == 2;
+        }
+    }
+
+    record ErrorBody(String error, String code) {}
+
+    /** One asynchronous request/response call; records contact or failure in {@link #health}. */
+    CompletableFuture<Reply> call(String method, String path, Object body, Duration timeout) {
+        HttpRequest request;
+        try {
+            request = request(method, path, body, timeout);
+        } catch (JsonProcessingException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return http.sendAsync(request, HttpResponse.BodyHandlers.ofByteArray()).handle((response, error) -> {
+            if (error != null) {
+                health.failure(describe(method, path, error));
+                throw error instanceof CompletionException ce ? ce : new CompletionException(error);
+            }
+            Reply reply = new Reply(response.statusCode(), response.body());
+            if (reply.ok()) {
+                health.success();
+            } else {
+                health.rejected(method + " " + path + ": " + errorText(reply));
+            }
+            return reply;
+        });
+    }
+
+    /** The blocking variant, for {@link Registration#close()}; never throws. */
+    Reply callBlocking(String method, String path, Duration timeout) {
+        try {
+            HttpResponse<byte[]> response = http.send(request(method, path, null, timeout),
+                    HttpResponse.BodyHandlers.ofByteArray());
+            health.success();
+            return new Reply(response.statusCode(), response.body());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return null;
+        } catch (IOException | RuntimeException e) {
+            if (!closed) {
+                health.failure(describe(method, path, e));
+            }
+            return null;
+        }
+    }
+
+    private HttpRequest request(String method, String path, Object body, Duration timeout)
+            throws JsonProcessingException {
+        HttpRequest.Builder b = HttpRequest.newBuilder(uri(path)).timeout(timeout)
+                .header("Accept", "application/json");
+        if (body == null) {
+            b.method(method, HttpRequest.BodyPublishers.noBody());
+        } else {
+            b.header("Content-Type", "application/json")
+                    .method(method, HttpRequest.BodyPublishers.ofByteArray(json.writeValueAsBytes(body)));
+        }
+        return b.build();
+    }
+
+    <T> T parse(Reply reply, Class<T> type) throws IOException {
+        return json.readValue(reply.body(), type);
+    }
+
+    /** The control plane's error code ("unknown-lease", ...) or null. */
+    String errorCode(Reply reply) {
+        try {
+            return json.readValue(reply.body(), ErrorBody.class).code();
+        } catch (IOException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    String errorText(Reply reply) {
+        try {
+            ErrorBody e = json.readValue(reply.body(), ErrorBody.class);
+            if (e.error() != null) {
+                return reply.status() + " " + e.error();
+            }
+        } catch (IOException | RuntimeException e) {
+            // Not our JSON (a proxy's error page?): show it raw below.
+        }
+        String raw = new String(reply.body(), StandardCharsets.UTF_8);
+        return reply.status() + " " + (raw.length() > 200 ? raw.substring(0, 200) + "..." : raw);
+    }
+
+    String describe(String method, String path, Throwable error) {
+        Throwable cause = error;
+        while ((cause instanceof CompletionException || cause instanceof ExecutionException)
+                && cause.getCause() != null) {
+            cause = cause.getCause();
+        }
+        String what;
+        if (cause instanceof ConnectException) {
+            what = "cannot connect to control plane at " + target + " (is `weft control` running?)";
+        } else if (cause instanceof HttpTimeoutException) {
+            what = "control plane at " + target + " did not answer in time";
+        } else {
+            what = cause.getClass().getSimpleName() + (cause.getMessage() == null ? "" : ": " + cause.getMessage());
+        }
+        return method + " " + path + ": " + what;
+    }
+
+    // --- wire format (see docs/registry.md) ---
+
+    record LeaseRequest(long ttlMillis) {}
+
+    record LeaseGrant(String leaseId, long ttlMillis) {}
+
+    record KeepAliveReply(String leaseId, long ttlMillis, Integer endpoints) {}
+
+    record EndpointBody(String host, int port, int weight, int capacity, Map<String, String> metadata,
+                        String leaseId) {}
+
+    record WatchLine(String type, String service, long revision, List<Endpoint> endpoints) {}
+
+    @Override
+    public String toString() {
+        return "WeftRegistry[" + target + "]";
+    }
+}

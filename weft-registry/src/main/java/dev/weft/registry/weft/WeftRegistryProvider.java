@@ -1,0 +1,19 @@
+package dev.weft.registry.weft;
+
+import dev.weft.registry.Registry;
+import dev.weft.registry.RegistryProvider;
+
+import java.net.URI;
+
+/** Opens {@code weft://HOST:PORT} registries: clients of Weft's embedded control plane ({@code weft control}). */
+public final class WeftRegistryProvider implements RegistryProvider {
+    @Override
+    public String scheme() {
+        return "weft";
+    }
+
+    @Override
+    public Registry open(URI uri) {
+        return new WeftRegistry(uri);
+    }
+}
