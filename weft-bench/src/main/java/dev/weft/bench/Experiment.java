@@ -3,6 +3,7 @@ package dev.weft.bench;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
+import java.io.File;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
@@ -18,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 /**
@@ -311,7 +313,7 @@ public final class Experiment {
         command.addAll(CHILD_JVM_FLAGS);
         command.add("-Xmx" + settings.childHeap());
         command.add("-cp");
-        command.add(System.getProperty("java.class.path"));
+        command.add(absoluteClassPath());
         command.add(settings.mainClass());
         command.addAll(List.of(args));
         ChildProcess child = ChildProcess.start(name, command, runDir.resolve(logFile), boundPorts);
@@ -415,6 +417,14 @@ public final class Experiment {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot delete the run directory " + dir, e);
         }
+    }
+
+    /** This JVM's class path with every entry made absolute, so the children do not depend on the working directory. */
+    static String absoluteClassPath() {
+        return Stream.of(System.getProperty("java.class.path").split(File.pathSeparator))
+                .filter(entry -> !entry.isEmpty())
+                .map(entry -> Path.of(entry).toAbsolutePath().normalize().toString())
+                .collect(Collectors.joining(File.pathSeparator));
     }
 
     /** The JVM running this one, so children use the same JDK 25 without needing JAVA_HOME. */

@@ -108,7 +108,7 @@ final class ControlHttpHandler extends SimpleChannelInboundHandler<FullHttpReque
             case "health" -> {
                 if (p.size() != 2) throw notFound(method, path);
                 allow(method, path, HttpMethod.GET);
-                reply(ctx, store.revision(), rev -> new ControlJson.Health("ok", rev, dataDir), keepAlive);
+                reply(ctx, store.health(dataDir), Function.identity(), keepAlive);
             }
             case "leases" -> {
                 if (p.size() == 2) {

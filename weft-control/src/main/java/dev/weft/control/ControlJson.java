@@ -46,7 +46,7 @@ final class ControlJson {
 
     record LeaseList(List<RegistryState.LeaseInfo> leases) {}
 
-    record Health(String status, long revision, String dataDir) {}
+    record Health(String status, long revision, int services, int leases, int watchers, String dataDir) {}
 
     record Error(String error, String code) {}
 

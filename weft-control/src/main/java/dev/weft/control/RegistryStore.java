@@ -178,6 +178,12 @@ final class RegistryStore implements AutoCloseable {
         return submit(state::revision);
     }
 
+    CompletableFuture<ControlJson.Health> health(String dataDir) {
+        return submit(() -> new ControlJson.Health("ok", state.revision(), state.services().size(),
+                state.leases(nanoClock.getAsLong()).size(),
+                watchers.values().stream().mapToInt(Set::size).sum(), dataDir));
+    }
+
     /**
      * Starts pushing snapshots of {@code service} to {@code sink}. The current one goes out at once if the watcher
      * has not seen it: no revision given, the service changed after {@code sinceRevision}, or {@code sinceRevision}

@@ -6,10 +6,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -47,7 +51,7 @@ class RegistryStoreTest {
         return new Endpoint("provider", id, "127.0.0.1", 7001, 1, 0, Map.of());
     }
 
-    private static <T> T done(java.util.concurrent.CompletableFuture<T> f) throws Exception {
+    private static <T> T done(CompletableFuture<T> f) throws Exception {
         return f.get(5, TimeUnit.SECONDS);
     }
 
@@ -83,7 +87,7 @@ class RegistryStoreTest {
         String lease = done(store.grantLease(1000)).leaseId();
         done(store.putEndpoint(endpoint("p1"), lease));
         List<String> lines = new CopyOnWriteArrayList<>();
-        done(store.subscribe("provider", -1, line -> lines.add(new String(line).strip())));
+        done(store.subscribe("provider", -1, line -> lines.add(new String(line, StandardCharsets.UTF_8).strip())));
         assertThat(lines).singleElement().asString().contains("\"p1\"");
 
         clock.addAndGet(TimeUnit.MILLISECONDS.toNanos(1000));
@@ -102,7 +106,7 @@ class RegistryStoreTest {
         long revision = done(store.putEndpoint(endpoint("p1"), lease)).revision();
         List<String> lines = new CopyOnWriteArrayList<>();
 
-        done(store.subscribe("provider", revision, line -> lines.add(new String(line))));
+        done(store.subscribe("provider", revision, line -> lines.add(new String(line, StandardCharsets.UTF_8))));
         assertThat(lines).isEmpty();
         done(store.putEndpoint(endpoint("p2"), lease));
 
@@ -113,12 +117,12 @@ class RegistryStoreTest {
     void renewing_a_lease_does_not_rewrite_the_state_file() throws Exception {
         RegistryStore store = openStore();
         String lease = done(store.grantLease(5000)).leaseId();
-        long written = java.nio.file.Files.getLastModifiedTime(store.stateFile()).toMillis();
-        java.nio.file.Files.setLastModifiedTime(store.stateFile(),
-                java.nio.file.attribute.FileTime.fromMillis(written - 60_000));
+        long written = Files.getLastModifiedTime(store.stateFile()).toMillis();
+        Files.setLastModifiedTime(store.stateFile(),
+                FileTime.fromMillis(written - 60_000));
 
         done(store.keepAlive(lease));
 
-        assertThat(java.nio.file.Files.getLastModifiedTime(store.stateFile()).toMillis()).isEqualTo(written - 60_000);
+        assertThat(Files.getLastModifiedTime(store.stateFile()).toMillis()).isEqualTo(written - 60_000);
     }
 }

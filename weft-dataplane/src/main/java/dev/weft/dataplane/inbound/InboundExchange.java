@@ -308,7 +308,8 @@ final class InboundExchange implements Exchange, MeshStream.Listener, AppConnect
         String message = cause instanceof Cluster.NoCapacityException
                 ? "app of this sidecar is at capacity: " + cause.getMessage()
                 : cause.getMessage();
-        ByteBuf body = Unpooled.copiedBuffer(message + "\n", StandardCharsets.UTF_8);
+        ByteBuf body = stream.session().channel().alloc().buffer(message.length() + 1);
+        body.writeCharSequence(message + "\n", StandardCharsets.UTF_8);
         WmpHeaders h = new WmpHeaders(3)
                 .add("content-type", "text/plain")
                 .add("x-weft-error", kind);

@@ -1,0 +1,127 @@
+package dev.weft.dataplane.balancing;
+
+import dev.weft.registry.Endpoint;
+import io.netty.channel.DefaultEventLoop;
+import io.netty.channel.EventLoop;
+import io.netty.util.concurrent.Future;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class ClusterTest {
+    private final EventLoop loop = new DefaultEventLoop();
+
+    @AfterEach
+    void stop() {
+        loop.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+
+    private static Endpoint ep(String id, int weight, int capacity) {
+        return new Endpoint("provider", id, "127.0.0.1", 1000 + id.hashCode() % 1000 + 1000, weight, capacity, Map.of());
+    }
+
+    private <T> T onLoop(Callable<T> c) throws Exception {
+        return loop.submit(c).get(5, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void weightsOneTwoThreeGiveSharesOneTwoThreeWhenNobodyIsFull() throws Exception {
+        Cluster c = new Cluster("provider", Balancer.named("weighted-round-robin"), 10, Duration.ofSeconds(1));
+        c.update(List.of(ep("small", 1, 0), ep("medium", 2, 0), ep("large", 3, 0)));
+        Map<String, Integer> counts = new HashMap<>();
+        for (int i = 0; i < 600; i++) {
+            EndpointState s = onLoop(() -> c.acquire(loop).getNow());
+            counts.merge(s.endpoint().id(), 1, Integer::sum);
+            c.release(s);
+        }
+        assertThat(counts).containsEntry("small", 100).containsEntry("medium", 200).containsEntry("large", 300);
+    }
+
+    @Test
+    void smoothWeightedRoundRobinInterleavesRatherThanBursts() throws Exception {
+        Cluster c = new Cluster("provider", Balancer.named("weighted-round-robin"), 10, Duration.ofSeconds(1));
+        c.update(List.of(ep("a", 1, 0), ep("b", 2, 0), ep("c", 3, 0)));
+        StringBuilder seq = new StringBuilder();
+        for (int i = 0; i < 6; i++) {
+            EndpointState s = onLoop(() -> c.acquire(loop).getNow());
+            seq.append(s.endpoint().id());
+            c.release(s);
+        }
+        assertThat(seq.toString()).isEqualTo("cbacbc");
+    }
+
+    @Test
+    void noEndpointEverHoldsMoreRequestsThanItsCapacityAndTheRestQueue() throws Exception {
+        Cluster c = new Cluster("provider", Balancer.named("weighted-round-robin"), 100, Duration.ofSeconds(5));
+        c.update(List.of(ep("small", 1, 2), ep("large", 3, 3)));
+        List<Future<EndpointState>> got = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            got.add(onLoop(() -> c.acquire(loop)));
+        }
+        assertThat(got.stream().filter(Future::isSuccess).count()).isEqualTo(5);
+        assertThat(c.queued()).isEqualTo(3);
+        for (EndpointState s : c.endpoints()) {
+            assertThat(s.inFlight()).isLessThanOrEqualTo(s.capacity());
+        }
+        // Freeing one slot hands it to the oldest waiter.
+        EndpointState first = got.getFirst().getNow();
+        c.release(first);
+        assertThat(got.get(5).await(2, TimeUnit.SECONDS)).isTrue();
+        assertThat(got.get(5).isSuccess()).isTrue();
+        assertThat(c.queued()).isEqualTo(2);
+    }
+
+    @Test
+    void aFullQueueIsRefusedAtOnceWithAMessageNamingTheService() throws Exception {
+        Cluster c = new Cluster("provider", Balancer.named("round-robin"), 1, Duration.ofSeconds(5));
+        c.update(List.of(ep("only", 1, 1)));
+        onLoop(() -> c.acquire(loop));
+        onLoop(() -> c.acquire(loop));
+        Future<EndpointState> third = onLoop(() -> c.acquire(loop));
+        assertThat(third.isDone()).isTrue();
+        assertThat(third.cause()).isInstanceOf(Cluster.NoCapacityException.class)
+                .hasMessageContaining("service 'provider' is at capacity and its queue is full");
+        assertThat(c.rejectedQueueFull()).isEqualTo(1);
+    }
+
+    @Test
+    void aWaiterTimesOutWith503RatherThanWaitingForever() throws Exception {
+        Cluster c = new Cluster("provider", Balancer.named("round-robin"), 10, Duration.ofMillis(100));
+        c.update(List.of(ep("only", 1, 1)));
+        onLoop(() -> c.acquire(loop));
+        Future<EndpointState> waiting = onLoop(() -> c.acquire(loop));
+        assertThat(waiting.await(2, TimeUnit.SECONDS)).isTrue();
+        assertThat(waiting.cause()).hasMessageContaining("no capacity at service 'provider' within 100 ms");
+        assertThat(c.queued()).isZero();
+    }
+
+    @Test
+    void aServiceWithNoLiveEndpointIsReportedUnknown() throws Exception {
+        Cluster c = new Cluster("provder", Balancer.named("round-robin"), 10, Duration.ofSeconds(1));
+        Future<EndpointState> waiting = onLoop(() -> c.acquire(loop));
+        assertThat(waiting.isDone()).isFalse(); // not known yet: waits for the registry's first answer
+        c.update(List.of());
+        assertThat(waiting.await(2, TimeUnit.SECONDS)).isTrue();
+        assertThat(waiting.cause()).isInstanceOf(Cluster.UnknownServiceException.class)
+                .hasMessageContaining("unknown service 'provder'");
+    }
+
+    @Test
+    void anEndpointKeptAcrossARegistryUpdateKeepsItsInFlightCount() throws Exception {
+        Cluster c = new Cluster("provider", Balancer.named("round-robin"), 10, Duration.ofSeconds(1));
+        c.update(List.of(ep("a", 1, 5)));
+        EndpointState s = onLoop(() -> c.acquire(loop).getNow());
+        c.update(List.of(ep("a", 1, 5), ep("b", 1, 5)));
+        assertThat(c.endpoints().getFirst()).isSameAs(s);
+        assertThat(s.inFlight()).isEqualTo(1);
+    }
+}
