@@ -102,7 +102,7 @@ final class ChildProcess {
                 throw failure("exited with code " + process.exitValue() + " before " + url + " answered 200");
             }
             try {
-                HttpResponse<String> response = http.get(url);
+                HttpResponse<String> response = http.get(url, Duration.ofSeconds(2));
                 if (response.statusCode() == 200) {
                     return;
                 }

@@ -350,22 +350,33 @@ public final class Experiment {
     private Map<String, Long> servedByProvider(Topology topology) {
         Map<String, Long> served = new LinkedHashMap<>();
         for (RunningProvider provider : topology.providers()) {
-            long value = -1;
-            try {
-                HttpResponse<String> response = http.get(
-                        URI.create("http://" + LOOPBACK + ":" + provider.appPort() + "/stats"));
-                JsonNode servedNode = json.readTree(response.body()).get("served");
-                if (response.statusCode() == 200 && servedNode != null && servedNode.canConvertToLong()) {
-                    value = servedNode.asLong();
-                }
-            } catch (IOException e) {
-                say("cannot read the stats of provider " + provider.spec().name() + ": " + e.getMessage());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            served.put(provider.spec().name(), value);
+            served.put(provider.spec().name(), served(provider));
         }
         return served;
+    }
+
+    /** Retried, with a generous timeout: a provider under full load on a busy machine can be slow to answer. */
+    private long served(RunningProvider provider) {
+        URI stats = URI.create("http://" + LOOPBACK + ":" + provider.appPort() + "/stats");
+        String problem = "no attempt";
+        for (int attempt = 1; attempt <= 3; attempt++) {
+            try {
+                HttpResponse<String> response = http.get(stats, Duration.ofSeconds(5));
+                JsonNode servedNode = response.statusCode() == 200 ? json.readTree(response.body()).get("served") : null;
+                if (servedNode != null && servedNode.canConvertToLong()) {
+                    return servedNode.asLong();
+                }
+                problem = "answered " + response.statusCode() + " without a numeric 'served'";
+            } catch (IOException e) {
+                problem = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return -1;
+            }
+        }
+        say("cannot read GET " + stats + " of provider " + provider.spec().name() + ": " + problem
+                + "; its share is reported as n/a");
+        return -1;
     }
 
     private static List<ExperimentResult.ProviderShare> shares(Topology topology, Map<String, Long> before,

@@ -29,7 +29,7 @@ public record ExperimentResult(LoadResult load, List<ProviderShare> providers, P
         out.append(String.format(Locale.ROOT, "  providers      %-8s %10s %8s %14s%n", "name", "served", "share",
                 "weight share"));
         for (ProviderShare p : providers) {
-            String share = p.served() < 0 ? "n/a" : String.format(Locale.ROOT, "%.1f%%", p.share() * 100);
+            String share = Double.isNaN(p.share()) ? "n/a" : String.format(Locale.ROOT, "%.1f%%", p.share() * 100);
             String served = p.served() < 0 ? "n/a" : Long.toString(p.served());
             out.append(String.format(Locale.ROOT, "                 %-8s %10s %8s %8.1f%% (%d)%n", p.name(), served,
                     share, p.weightShare() * 100, p.weight()));

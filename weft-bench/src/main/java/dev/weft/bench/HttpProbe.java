@@ -15,8 +15,8 @@ final class HttpProbe implements AutoCloseable {
             .build();
 
     /** The status and body, or throws with the reason the call failed (refused, timed out...). */
-    HttpResponse<String> get(URI uri) throws IOException, InterruptedException {
-        return client.send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(2)).GET().build(),
+    HttpResponse<String> get(URI uri, Duration timeout) throws IOException, InterruptedException {
+        return client.send(HttpRequest.newBuilder(uri).timeout(timeout).GET().build(),
                 HttpResponse.BodyHandlers.ofString());
     }
 

@@ -66,6 +66,7 @@ public final class Sidecar implements AutoCloseable {
     private volatile Registration registration;
     private volatile boolean appAnswered;
     private volatile boolean draining;
+    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
     private Thread readinessThread;
     private final Map<String, InetSocketAddress> bound = new LinkedHashMap<>();
 
@@ -184,6 +185,9 @@ public final class Sidecar implements AutoCloseable {
 
     @Override
     public void close() {
+        if (closed.getAndSet(true)) {
+            return; // drain() closes too; a second close (shutdown hook, test fixture) is a no-op
+        }
         draining = true;
         if (readinessThread != null) {
             readinessThread.interrupt();
