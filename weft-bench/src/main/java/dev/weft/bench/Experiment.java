@@ -133,6 +133,11 @@ public final class Experiment {
                     startTimeout, providerDelay, providerMaxConcurrency, childHeap, mainClass, out);
         }
 
+        public Settings withLoadTimeout(Duration d) {
+            return new Settings(connections, duration, warmup, d, loadThreads, registry, keepLogs, runDir,
+                    startTimeout, providerDelay, providerMaxConcurrency, childHeap, mainClass, out);
+        }
+
         public Settings withLoadThreads(int n) {
             return new Settings(connections, duration, warmup, loadTimeout, n, registry, keepLogs, runDir,
                     startTimeout, providerDelay, providerMaxConcurrency, childHeap, mainClass, out);

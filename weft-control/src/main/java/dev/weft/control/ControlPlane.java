@@ -18,6 +18,7 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpServerCodec;
+import io.netty.handler.flow.FlowControlHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.concurrent.GlobalEventExecutor;
 
@@ -99,6 +100,9 @@ public final class ControlPlane implements AutoCloseable {
                         ch.pipeline()
                                 .addLast("http", new HttpServerCodec())
                                 .addLast("aggregate", new HttpObjectAggregator(MAX_REQUEST_BYTES))
+                                // Holds back requests that arrived in the same read while the handler has
+                                // auto-read off, so a pipelining client gets its answers in order.
+                                .addLast("one-at-a-time", new FlowControlHandler())
                                 .addLast("api", new ControlHttpHandler(opened, watchHeartbeat, dataDirName));
                     }
                 });

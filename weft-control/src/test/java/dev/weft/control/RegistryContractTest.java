@@ -126,6 +126,15 @@ public abstract class RegistryContractTest {
         }
     }
 
+    /**
+     * Waits for the registry to acknowledge a registration. Registering happens in the background, so the time limits
+     * of the tests start from the acknowledgement: they measure propagation, not a loaded machine's scheduling.
+     */
+    protected static Registration registered(Registration registration) throws InterruptedException {
+        assertThat(registration.awaitRegistered(Duration.ofSeconds(5))).as("registered: " + registration).isTrue();
+        return registration;
+    }
+
     private static org.awaitility.core.ConditionFactory within(Duration limit) {
         return await().atMost(limit).pollInterval(Duration.ofMillis(20));
     }
@@ -136,20 +145,19 @@ public abstract class RegistryContractTest {
         client().watch("provider", watcher);
         Endpoint p1 = endpoint("provider", "p1", 7001);
 
-        Registration registration = client().register(p1, TTL);
+        registered(client().register(p1, TTL));
 
-        assertThat(registration.awaitRegistered(Duration.ofSeconds(1))).isTrue();
         within(Duration.ofSeconds(1)).untilAsserted(() -> assertThat(watcher.history).isNotEmpty()
                 .last().isEqualTo(List.of(p1)));
     }
 
     @Test
-    void two_instances_of_a_service_are_both_listed() {
+    void two_instances_of_a_service_are_both_listed() throws Exception {
         Recorder watcher = new Recorder();
         client().watch("provider", watcher);
 
-        client().register(endpoint("provider", "p1", 7001), TTL);
-        client().register(endpoint("provider", "p2", 7002), TTL);
+        registered(client().register(endpoint("provider", "p1", 7001), TTL));
+        registered(client().register(endpoint("provider", "p2", 7002), TTL));
 
         within(Duration.ofSeconds(1)).untilAsserted(() -> assertThat(watcher.ids()).containsExactly("p1", "p2"));
     }
@@ -157,8 +165,8 @@ public abstract class RegistryContractTest {
     @Test
     void closing_a_registration_removes_only_that_endpoint() throws Exception {
         Registry instances = client();
-        Registration p1 = instances.register(endpoint("provider", "p1", 7001), TTL);
-        instances.register(endpoint("provider", "p2", 7002), TTL);
+        Registration p1 = registered(instances.register(endpoint("provider", "p1", 7001), TTL));
+        registered(instances.register(endpoint("provider", "p2", 7002), TTL));
         Recorder watcher = new Recorder();
         client().watch("provider", watcher);
         within(Duration.ofSeconds(1)).untilAsserted(() -> assertThat(watcher.ids()).containsExactly("p1", "p2"));
@@ -170,9 +178,9 @@ public abstract class RegistryContractTest {
     }
 
     @Test
-    void an_instance_that_dies_without_deregistering_disappears_when_its_lease_expires() {
+    void an_instance_that_dies_without_deregistering_disappears_when_its_lease_expires() throws Exception {
         Registry doomed = client();
-        doomed.register(endpoint("provider", "p1", 7001), SHORT_TTL);
+        registered(doomed.register(endpoint("provider", "p1", 7001), SHORT_TTL));
         Recorder watcher = new Recorder();
         client().watch("provider", watcher);
         within(Duration.ofSeconds(1)).untilAsserted(() -> assertThat(watcher.ids()).containsExactly("p1"));
@@ -185,7 +193,7 @@ public abstract class RegistryContractTest {
     @Test
     void a_watcher_created_after_registration_gets_the_current_list_first() throws Exception {
         Endpoint p1 = endpoint("provider", "p1", 7001);
-        assertThat(client().register(p1, TTL).awaitRegistered(Duration.ofSeconds(1))).isTrue();
+        registered(client().register(p1, TTL));
 
         Recorder watcher = new Recorder();
         client().watch("provider", watcher);
@@ -196,7 +204,7 @@ public abstract class RegistryContractTest {
 
     @Test
     void a_registration_whose_lease_was_lost_registers_again() throws Exception {
-        Registration registration = client().register(endpoint("provider", "p1", 7001), SHORT_TTL);
+        Registration registration = registered(client().register(endpoint("provider", "p1", 7001), SHORT_TTL));
         Recorder watcher = new Recorder();
         client().watch("provider", watcher);
         within(Duration.ofSeconds(1)).untilAsserted(() -> assertThat(watcher.ids()).containsExactly("p1"));
@@ -212,8 +220,7 @@ public abstract class RegistryContractTest {
     @Test
     void watchers_keep_their_list_while_the_registry_is_down_and_resume_after_it_restarts() throws Exception {
         Registry instances = client();
-        assertThat(instances.register(endpoint("provider", "p1", 7001), TTL)
-                .awaitRegistered(Duration.ofSeconds(1))).isTrue();
+        registered(instances.register(endpoint("provider", "p1", 7001), TTL));
         Registry sidecar = client();
         Recorder watcher = new Recorder();
         sidecar.watch("provider", watcher);
@@ -223,15 +230,16 @@ public abstract class RegistryContractTest {
         backend.stop();
         within(Duration.ofSeconds(2)).until(() -> !sidecar.health().connected());
         assertThat(sidecar.health().lastError()).isNotBlank();
-        Thread.sleep(300);   // let a few reconnect attempts fail
-        assertThat(watcher.history).hasSize(seenBeforeOutage);
+        // Several reconnect attempts fail meanwhile; none of them may reach the listener.
+        await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(1))
+                .until(() -> watcher.history.size() == seenBeforeOutage);
 
         backend.restart();
 
         Recorder late = new Recorder();
         client().watch("provider", late);
-        within(Duration.ofSeconds(1)).untilAsserted(() -> assertThat(late.ids()).containsExactly("p1"));
-        instances.register(endpoint("provider", "p2", 7002), TTL);
+        within(Duration.ofSeconds(2)).untilAsserted(() -> assertThat(late.ids()).containsExactly("p1"));
+        registered(instances.register(endpoint("provider", "p2", 7002), TTL));
         within(Duration.ofSeconds(6)).untilAsserted(() -> assertThat(watcher.ids()).containsExactly("p1", "p2"));
         assertThat(watcher.history).noneSatisfy(list -> assertThat(list).isEmpty());
         within(Duration.ofSeconds(1)).untilAsserted(() -> {
@@ -243,8 +251,7 @@ public abstract class RegistryContractTest {
     @Test
     void health_reports_contact_with_the_registry() throws Exception {
         Registry registry = client();
-        assertThat(registry.register(endpoint("provider", "p1", 7001), TTL)
-                .awaitRegistered(Duration.ofSeconds(1))).isTrue();
+        registered(registry.register(endpoint("provider", "p1", 7001), TTL));
 
         within(Duration.ofSeconds(1)).untilAsserted(() -> {
             assertThat(registry.health().connected()).isTrue();

@@ -333,6 +333,7 @@ public final class Sidecar implements AutoCloseable {
         p.gauge("weft_connections_open", "", inbound.openConnections(), "kind", "mesh_inbound");
         p.gauge("weft_connections_open", "", meshPool.openConnections(), "kind", "mesh_outbound");
         p.counter("weft_mesh_connect_failures_total", "Failed dials to peer sidecars.", meshPool.connectFailures());
+        p.counter("weft_retries_total", "Requests retried on another endpoint after a failed dial (nothing had been sent).", metrics.connectRetries.sum(), "reason", "connect_failure");
         for (Cluster c : router.clusters()) {
             p.gauge("weft_upstream_queue_depth", "Outbound requests waiting for capacity, per destination service.", c.queued(), "upstream", c.service());
         }

@@ -17,6 +17,8 @@ public final class EndpointState {
     private final LongAdder requests = new LongAdder();
     private final LongAdder failures = new LongAdder();
     private volatile boolean removed;
+    /** Until when (System.nanoTime) the endpoint is skipped because dialling it failed; 0 when reachable. */
+    private volatile long unreachableUntil;
 
     public EndpointState(Endpoint endpoint) {
         this.endpoint = endpoint;
@@ -45,12 +47,34 @@ public final class EndpointState {
 
     public boolean hasRoom() {
         int cap = endpoint.capacity();
-        return !removed && (cap == 0 || inFlight.get() < cap);
+        return !removed && !isUnreachable() && (cap == 0 || inFlight.get() < cap);
     }
+
+    /**
+     * A dial to this endpoint failed (refused, timed out): skip it for a second. The registry removes a dead
+     * instance only when its lease expires, and until then every request sent there would fail; after the pause
+     * one request probes it again. Nothing was sent on a failed dial, so the request itself is retried elsewhere.
+     */
+    public void markUnreachable() {
+        unreachableUntil = System.nanoTime() + UNREACHABLE_PAUSE_NANOS;
+    }
+
+    public void markReachable() {
+        if (unreachableUntil != 0) {
+            unreachableUntil = 0;
+        }
+    }
+
+    public boolean isUnreachable() {
+        long until = unreachableUntil;
+        return until != 0 && System.nanoTime() < until;
+    }
+
+    private static final long UNREACHABLE_PAUSE_NANOS = 1_000_000_000L;
 
     /** Takes a slot if the endpoint is below its capacity. Lock free: a CAS loop on the shared counter. */
     public boolean tryAcquire() {
-        if (removed) {
+        if (removed || isUnreachable()) {
             return false;
         }
         int cap = endpoint.capacity();

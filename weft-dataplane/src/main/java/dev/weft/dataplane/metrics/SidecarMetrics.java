@@ -14,6 +14,7 @@ public final class SidecarMetrics {
     public final LongAdder appConnectionsOpened = new LongAdder();
     public final LongAdder appRejectedAtCapacity = new LongAdder();
     public final LongAdder streamsReset = new LongAdder();
+    public final LongAdder connectRetries = new LongAdder();
     public final LongAdder downstreamConnections = new LongAdder();
     public final LongAdder meshConnectionsAccepted = new LongAdder();
 }

@@ -70,6 +70,9 @@ import java.util.Locale;
  * listener are owned here until their body is written to the app channel (the HTTP encoder releases it).
  */
 public final class OutboundHandler extends ChannelInboundHandlerAdapter {
+    /** A request whose dial fails is tried on up to this many endpoints in all. */
+    private static final int MAX_ATTEMPTS = 3;
+
     private final String boundService;
     private final Router router;
     private final MeshPool meshPool;
@@ -255,6 +258,7 @@ public final class OutboundHandler extends ChannelInboundHandlerAdapter {
         private final ArrayDeque<HttpContent> pendingBody = new ArrayDeque<>(2);
         private final ArrayDeque<WmpData> pendingAnswer = new ArrayDeque<>(0);
         boolean requestComplete;
+        private int attempts = 1;
         private EndpointState endpoint;
         private MeshSession session;
         private MeshStream stream;
@@ -301,6 +305,9 @@ public final class OutboundHandler extends ChannelInboundHandlerAdapter {
                 f.addListener(x -> {
                     if (x.isSuccess()) {
                         session = f.getNow();
+                        if (endpoint != null) {
+                            endpoint.markReachable();
+                        }
                     }
                 });
                 return f;
@@ -473,6 +480,19 @@ public final class OutboundHandler extends ChannelInboundHandlerAdapter {
             }
             if (endpoint != null && !(cause instanceof Cluster.NoCapacityException)) {
                 endpoint.recordFailure();
+            }
+            if (cause instanceof MeshPool.MeshConnectException && attempts < MAX_ATTEMPTS) {
+                // Nothing was sent (the dial failed), so trying another endpoint cannot duplicate the request.
+                // This is what keeps a killed instance from failing requests until its lease expires.
+                attempts++;
+                metrics.connectRetries.increment();
+                if (endpoint != null) {
+                    endpoint.markUnreachable();
+                }
+                releaseSlot();
+                session = null;
+                collaborator.carry(this);
+                return;
             }
             HttpResponseStatus st;
             String kind;

@@ -1,0 +1,95 @@
+package dev.weft.cli;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * A {@code weft} subcommand running as its own OS process, started with this JVM's java and class path. Output goes
+ * to a log file; {@link #awaitLine} waits (with a timeout) for a line matching a pattern, e.g. the bound port.
+ */
+final class ChildJvm implements AutoCloseable {
+    private final String name;
+    private final Process process;
+    private final Path log;
+
+    private ChildJvm(String name, Process process, Path log) {
+        this.name = name;
+        this.process = process;
+        this.log = log;
+    }
+
+    static ChildJvm start(String name, Path dir, String... args) throws IOException {
+        List<String> cmd = new ArrayList<>();
+        cmd.add(ProcessHandle.current().info().command().orElse("java"));
+        cmd.addAll(Arrays.asList(System.getProperty("weft.jvm.flags", "").trim().split("\\s+")));
+        cmd.addAll(List.of("-Xmx128m", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"), WeftCli.class.getName()));
+        cmd.addAll(Arrays.asList(args));
+        cmd.removeIf(String::isEmpty);
+        Path log = dir.resolve(name + ".log");
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        return new ChildJvm(name, p, log);
+    }
+
+    /** Waits for a log line matching {@code regex} and returns its first group. */
+    String awaitLine(String regex, Duration timeout) throws IOException, InterruptedException {
+        Pattern pattern = Pattern.compile(regex);
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(java.nio.file.Files.newInputStream(log), StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = r.readLine()) != null) {
+                    Matcher m = pattern.matcher(line);
+                    if (m.find()) {
+                        return m.groupCount() > 0 ? m.group(1) : line;
+                    }
+                }
+            }
+            if (!process.isAlive()) {
+                throw new AssertionError(name + " exited with " + process.exitValue() + ":\n" + tail());
+            }
+            Thread.sleep(50);
+        }
+        throw new AssertionError(name + " did not print /" + regex + "/ within " + timeout + ":\n" + tail());
+    }
+
+    String tail() throws IOException {
+        List<String> lines = java.nio.file.Files.readAllLines(log);
+        return String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size()));
+    }
+
+    long pid() {
+        return process.pid();
+    }
+
+    /** SIGKILL: the process gets no chance to deregister or drain. */
+    void kill9() throws InterruptedException {
+        process.destroyForcibly();
+        process.waitFor(10, TimeUnit.SECONDS);
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        if (process.isAlive()) {
+            process.destroy();
+            if (!process.waitFor(10, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+                process.waitFor(5, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    static CompletableFuture<Void> none() {
+        return CompletableFuture.completedFuture(null);
+    }
+}
