@@ -87,8 +87,10 @@ final class ServiceStream {
         // No request timeout: it would cut the stream; the silence check covers a hung connect or header phase too.
         HttpRequest request = HttpRequest.newBuilder(registry.uri(path)).GET()
                 .header("Accept", "application/x-ndjson").build();
-        exchange = registry.http.sendAsync(request, info -> bodyFor(gen, info))
-                .whenCompleteAsync((response, error) -> ended(gen, error), registry.events());
+        // Keep the client's own future: cancelling it (not a dependent stage) is what aborts a hung exchange.
+        CompletableFuture<HttpResponse<Void>> sent = registry.http.sendAsync(request, info -> bodyFor(gen, info));
+        exchange = sent;
+        sent.whenCompleteAsync((response, error) -> ended(gen, error), registry.events());
     }
 
     /** HTTP client thread: picks how to read the body once the status is known. */
@@ -172,16 +174,18 @@ final class ServiceStream {
         }
         long silentNanos = System.nanoTime() - lastHeardNanos;
         if (silentNanos > registry.streamSilenceLimit.toNanos()) {
-            long gen = generation;
-            disconnect();
-            generation = gen;
-            ended(gen, new IOException("no line (snapshot or heartbeat) for "
+            cancelExchange();
+            ended(generation, new IOException("no line (snapshot or heartbeat) for "
                     + registry.streamSilenceLimit.toMillis() + " ms; reopening"));
         }
     }
 
     private void disconnect() {
         generation = 0;
+        cancelExchange();
+    }
+
+    private void cancelExchange() {
         // Cancelling the body subscription makes the HTTP client drop the connection; the control plane then sees
         // EOF and forgets this watcher.
         if (subscription != null) {

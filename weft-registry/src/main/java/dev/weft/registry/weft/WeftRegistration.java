@@ -81,10 +81,11 @@ final class WeftRegistration implements Registration {
     }
 
     private void setRegistered(boolean value) {
-        if (registered == value) {
-            return;
-        }
         synchronized (registeredSignal) {
+            // An answer that lands after close() must not make a closed registration look alive again.
+            if (value && stopped) {
+                return;
+            }
             registered = value;
             registeredSignal.notifyAll();
         }

@@ -54,6 +54,8 @@ import java.util.function.Consumer;
 public final class WeftRegistry implements Registry {
     static final System.Logger LOG = System.getLogger(WeftRegistry.class.getName());
     public static final int DEFAULT_PORT = 7700;
+    /** The lease TTL to register with unless configured otherwise: renewed every second, gone 3 s after a crash. */
+    public static final Duration DEFAULT_TTL = Duration.ofSeconds(3);
     static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(1);
     static final Duration CALL_TIMEOUT = Duration.ofSeconds(2);
     static final Duration DEREGISTER_TIMEOUT = Duration.ofSeconds(1);
@@ -71,6 +73,7 @@ public final class WeftRegistry implements Registry {
     private final Map<String, ServiceStream> streams = new HashMap<>();
     private final Set<WeftRegistration> registrations = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
+    private volatile Thread eventThread;
 
     /** @param uri {@code weft://HOST[:PORT]}; the port defaults to {@value #DEFAULT_PORT} */
     public WeftRegistry(URI uri) {
@@ -102,6 +105,7 @@ public final class WeftRegistry implements Registry {
         this.events = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "weft-registry-" + target);
             t.setDaemon(true);
+            eventThread = t;
             return t;
         });
         events.setRemoveOnCancelPolicy(true);
@@ -117,7 +121,7 @@ public final class WeftRegistry implements Registry {
         Objects.requireNonNull(ttl, "ttl");
         if (ttl.compareTo(MIN_TTL) < 0 || ttl.compareTo(MAX_TTL) > 0) {
             throw new IllegalArgumentException("ttl out of range: " + ttl + " (expected " + MIN_TTL + ".." + MAX_TTL
-                    + ", e.g. 3s)");
+                    + "; default " + DEFAULT_TTL.toSeconds() + "s)");
         }
         requireOpen();
         WeftRegistration registration = new WeftRegistration(this, endpoint, ttl);
@@ -168,6 +172,11 @@ public final class WeftRegistry implements Registry {
             streams.clear();
         });
         events.shutdown();
+        if (Thread.currentThread() == eventThread) {
+            // Closed from a listener: waiting for the event thread to finish would be waiting for ourselves.
+            http.shutdownNow();
+            return;
+        }
         try {
             if (!events.awaitTermination(1, TimeUnit.SECONDS)) {
                 events.shutdownNow();

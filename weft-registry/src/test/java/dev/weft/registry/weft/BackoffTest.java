@@ -3,6 +3,7 @@ package dev.weft.registry.weft;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
+import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -33,7 +34,7 @@ class BackoffTest {
 
     @Test
     void jitter_spreads_clients_that_failed_together() {
-        long distinct = java.util.stream.IntStream.range(0, 50)
+        long distinct = IntStream.range(0, 50)
                 .mapToObj(i -> {
                     Backoff b = new Backoff();
                     b.next();

@@ -9,6 +9,7 @@ import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
 import java.io.OutputStream;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -38,6 +39,7 @@ class WeftRegistryClientTest {
     /** One script per watch connection, in order: the lines to send before holding the stream open. */
     private final BlockingQueue<List<String>> scripts = new LinkedBlockingQueue<>();
     private final List<AutoCloseable> closeAfter = new ArrayList<>();
+    private static final String HANG = "<hang before the response headers>";
 
     @AfterEach
     void stop() throws Exception {
@@ -61,6 +63,14 @@ class WeftRegistryClientTest {
     private void watch(HttpExchange exchange) throws IOException {
         watchRequests.add(exchange.getRequestURI().toString());
         List<String> script = scripts.poll();
+        if (script != null && script.equals(List.of(HANG))) {
+            try {
+                release.await(10, TimeUnit.SECONDS);   // accept the request, never answer it
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return;
+        }
         exchange.getResponseHeaders().add("Content-Type", "application/x-ndjson");
         exchange.sendResponseHeaders(200, 0);
         try (OutputStream body = exchange.getResponseBody()) {
@@ -125,6 +135,19 @@ class WeftRegistryClientTest {
     }
 
     @Test
+    void a_watch_request_that_never_gets_an_answer_is_abandoned_and_retried() throws Exception {
+        scripts.add(List.of(HANG));
+        scripts.add(List.of(snapshot(2, "a")));
+        WeftRegistry registry = client(startFakeControlPlane(), Duration.ofMillis(300));
+        List<List<String>> seen = new CopyOnWriteArrayList<>();
+
+        registry.watch("provider", (service, endpoints) -> seen.add(ids(endpoints)));
+
+        await().atMost(Duration.ofSeconds(3)).untilAsserted(() -> assertThat(seen).containsExactly(List.of("a")));
+        assertThat(watchRequests).hasSizeGreaterThanOrEqualTo(2);
+    }
+
+    @Test
     void a_second_watch_of_a_service_shares_the_stream_and_gets_the_last_list_at_once() throws Exception {
         scripts.add(List.of(snapshot(1, "a")));
         WeftRegistry registry = client(startFakeControlPlane(), Duration.ofSeconds(7));
@@ -142,7 +165,7 @@ class WeftRegistryClientTest {
     @Test
     void an_unreachable_control_plane_never_calls_the_listener_and_health_says_why() throws Exception {
         int closedPort;
-        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             closedPort = s.getLocalPort();
         }
         WeftRegistry registry = client(closedPort, Duration.ofSeconds(7));

@@ -1,5 +1,6 @@
 package dev.weft.registry.weft;
 
+import dev.weft.registry.Endpoint;
 import dev.weft.registry.Registries;
 import dev.weft.registry.Registry;
 import org.junit.jupiter.api.Test;
@@ -39,7 +40,7 @@ class WeftRegistryProviderTest {
     void a_ttl_outside_the_supported_range_is_refused() {
         try (Registry registry = new WeftRegistry(URI.create("weft://127.0.0.1:7711"))) {
             assertThatThrownBy(() -> registry.register(
-                    new dev.weft.registry.Endpoint("a", "a1", "127.0.0.1", 1, 1, 0, null), Duration.ofMillis(10)))
+                    new Endpoint("a", "a1", "127.0.0.1", 1, 1, 0, null), Duration.ofMillis(10)))
                     .hasMessageContaining("ttl out of range");
         }
     }
