@@ -8,7 +8,6 @@ import dev.weft.dataplane.balancing.Balancer;
 import dev.weft.dataplane.balancing.Cluster;
 import dev.weft.dataplane.balancing.EndpointState;
 import dev.weft.dataplane.collab.Collaborator;
-import dev.weft.dataplane.inbound.AppPool;
 import dev.weft.dataplane.inbound.InboundServer;
 import dev.weft.dataplane.mesh.MeshPool;
 import dev.weft.dataplane.metrics.PrometheusText;
@@ -17,6 +16,9 @@ import dev.weft.dataplane.metrics.TrafficMetrics;
 import dev.weft.dataplane.outbound.OutboundServer;
 import dev.weft.dataplane.outbound.Router;
 import dev.weft.dataplane.transport.Transport;
+import dev.weft.dataplane.upstream.HttpUpstream;
+import dev.weft.dataplane.upstream.Upstream;
+import dev.weft.dataplane.upstream.WmpUpstream;
 import dev.weft.protocol.WmpCodecMetrics;
 import dev.weft.protocol.WmpLimits;
 import dev.weft.registry.Endpoint;
@@ -59,6 +61,7 @@ public final class Sidecar implements AutoCloseable {
     private Registry registry;
     private Router router;
     private MeshPool meshPool;
+    private Upstream meshUpstream;
     private Cluster appCluster;
     private InboundServer inbound;
     private OutboundServer outbound;
@@ -90,13 +93,20 @@ public final class Sidecar implements AutoCloseable {
                 config.queueTimeout());
         appCluster.update(List.of(new Endpoint(config.service(), "local-app", config.app().getHostString(),
                 config.app().getPort(), 1, config.capacity(), Map.of())));
-        AppPool appPool = new AppPool(transport, config.app(), metrics);
+        Upstream appUpstream = new HttpUpstream(transport, "app");
 
-        inbound = new InboundServer(transport, appCluster, appPool, collaborator, metrics, limits, codecMetrics);
+        inbound = new InboundServer(transport, appCluster, appUpstream, collaborator, metrics, limits, codecMetrics);
         InetSocketAddress in = inbound.bind(config.inbound());
         bound.put("inbound", in);
 
-        outbound = new OutboundServer(transport, router, meshPool, collaborator, metrics);
+        // The mesh link: WMP by default; HTTP/1.1 exists to measure WMP against (docs/benchmarks.md).
+        meshUpstream = switch (config.meshProtocol()) {
+            case "wmp" -> new WmpUpstream(meshPool);
+            case "http1" -> new HttpUpstream(transport, "peer sidecar");
+            default -> throw new IllegalArgumentException("unknown mesh protocol '" + config.meshProtocol()
+                    + "' (expected: wmp, http1)");
+        };
+        outbound = new OutboundServer(transport, router, meshUpstream, collaborator, metrics);
         for (Map.Entry<String, InetSocketAddress> u : new TreeMap<>(config.upstreams()).entrySet()) {
             bound.put("upstream " + u.getKey(), outbound.bind(u.getValue(), u.getKey()));
         }
@@ -241,6 +251,7 @@ public final class Sidecar implements AutoCloseable {
         m.put("collaborator", config.collaborator());
         m.put("workers", config.workers());
         m.put("transport", transport.name());
+        m.put("meshProtocol", config.meshProtocol());
         m.put("meshConnectionsPerPeer", config.meshConnectionsPerPeer());
         m.put("ready", isReady());
         m.put("draining", draining);

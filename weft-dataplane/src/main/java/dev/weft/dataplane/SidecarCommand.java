@@ -83,6 +83,10 @@ public final class SidecarCommand implements Callable<Integer> {
             description = "Registration lease TTL; a killed sidecar leaves peers' view within it (default: ${DEFAULT-VALUE}).")
     Duration leaseTtl;
 
+    @Option(names = "--mesh-protocol", defaultValue = "wmp",
+            description = "Link to peer sidecars: wmp (binary, multiplexed) or http1 (plain HTTP/1.1 keep-alive, for comparison) (default: ${DEFAULT-VALUE}).")
+    String meshProtocol;
+
     @Option(names = "--mesh-connections", defaultValue = "2",
             description = "Persistent WMP connections per peer and Worker (default: ${DEFAULT-VALUE}).")
     int meshConnections;
@@ -101,7 +105,8 @@ public final class SidecarCommand implements Callable<Integer> {
         String instance = id != null ? id : inbound.getPort() == 0 ? null : service + "-" + inbound.getHostString() + "-" + inbound.getPort();
         SidecarConfig cfg = new SidecarConfig(service, instance, app, inbound, advertise, outbound, ups, admin, registry,
                 weight, capacity, queueSize, queueTimeout, leaseTtl, balancer, collaborator,
-                workers != null ? workers : Runtime.getRuntime().availableProcessors(), meshConnections, drainTimeout);
+                workers != null ? workers : Runtime.getRuntime().availableProcessors(), meshProtocol, meshConnections,
+                drainTimeout);
         Sidecar sidecar = new Sidecar(cfg);
         Map<String, InetSocketAddress> bound = sidecar.start();
         StringBuilder line = new StringBuilder("weft sidecar '" + service + "' started:");

@@ -25,6 +25,7 @@ import java.util.Map;
  * @param balancer       round-robin or weighted-round-robin
  * @param collaborator   event-loop or virtual-thread
  * @param workers        Worker event loops
+ * @param meshProtocol   link between sidecars: wmp (default) or http1
  * @param meshConnectionsPerPeer persistent WMP connections per peer and Worker
  * @param drainTimeout   longest a graceful drain waits for requests in flight
  */
@@ -32,7 +33,8 @@ public record SidecarConfig(String service, String instanceId, InetSocketAddress
                             InetSocketAddress advertise, InetSocketAddress outbound,
                             Map<String, InetSocketAddress> upstreams, InetSocketAddress admin, String registryUrl,
                             int weight, int capacity, int queueSize, Duration queueTimeout, Duration leaseTtl,
-                            String balancer, String collaborator, int workers, int meshConnectionsPerPeer,
+                            String balancer, String collaborator, int workers, String meshProtocol,
+                            int meshConnectionsPerPeer,
                             Duration drainTimeout) {
     public SidecarConfig {
         upstreams = Map.copyOf(upstreams);

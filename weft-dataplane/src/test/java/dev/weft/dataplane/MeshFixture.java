@@ -18,11 +18,17 @@ final class MeshFixture implements AutoCloseable {
     final ControlPlane control = new ControlPlane();
     final InetSocketAddress controlAddress;
     final String collaborator;
+    final String meshProtocol;
     private final List<AutoCloseable> started = new ArrayList<>();
     private final Path dataDir;
 
     MeshFixture(String collaborator) throws Exception {
+        this(collaborator, "wmp");
+    }
+
+    MeshFixture(String collaborator, String meshProtocol) throws Exception {
         this.collaborator = collaborator;
+        this.meshProtocol = meshProtocol;
         dataDir = Files.createTempDirectory("weft-control-test");
         controlAddress = control.start(new InetSocketAddress("127.0.0.1", 0), dataDir);
     }
@@ -53,7 +59,7 @@ final class MeshFixture implements AutoCloseable {
         SidecarConfig cfg = new SidecarConfig(service, id, app, new InetSocketAddress("127.0.0.1", 0), null,
                 sharedOutbound ? new InetSocketAddress("127.0.0.1", 0) : null, upstreams,
                 new InetSocketAddress("127.0.0.1", 0), registryUrl(), weight, capacity, 2048, Duration.ofSeconds(10),
-                Duration.ofSeconds(2), "weighted-round-robin", collaborator, 2, 2, Duration.ofSeconds(5));
+                Duration.ofSeconds(2), "weighted-round-robin", collaborator, 2, meshProtocol, 2, Duration.ofSeconds(5));
         Sidecar s = new Sidecar(cfg);
         started.add(s);
         s.start();

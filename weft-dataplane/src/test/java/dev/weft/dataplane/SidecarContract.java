@@ -38,9 +38,13 @@ abstract class SidecarContract {
 
     abstract String collaborator();
 
+    String meshProtocol() {
+        return "wmp";
+    }
+
     @BeforeAll
     void startMesh() throws Exception {
-        mesh = new MeshFixture(collaborator());
+        mesh = new MeshFixture(collaborator(), meshProtocol());
         app = new TestApp();
         consumerApp = new TestApp();
         provider = mesh.provider("provider", "provider-1", app.address(), 1, 8);
@@ -197,7 +201,7 @@ abstract class SidecarContract {
         }
         for (int i = 0; i < calls.size(); i++) {
             HttpResponse<String> r = calls.get(i).get(90, TimeUnit.SECONDS);
-            assertThat(r.statusCode()).isEqualTo(200);
+            assertThat(r.statusCode()).as("answer %d: %s", i, r.body()).isEqualTo(200);
             assertThat(r.body()).endsWith("POST /echo?n=" + i);
         }
         assertThat(app.maxInFlight.get()).isLessThanOrEqualTo(8);

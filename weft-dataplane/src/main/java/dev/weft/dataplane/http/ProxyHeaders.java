@@ -23,13 +23,20 @@ public final class ProxyHeaders {
 
     private ProxyHeaders() {}
 
+    /** Receives the headers to forward; lets one filter feed either a WMP header list or HTTP/1.1 headers. */
+    @FunctionalInterface
+    public interface Sink {
+        void add(String name, String value);
+    }
+
     /**
-     * Copies end-to-end headers of an HTTP/1.1 message into WMP headers. Content-Length is kept (it is end to end
-     * and lets the receiver answer with a fixed-length body); Host is dropped because it travels as the authority.
+     * Passes the end-to-end headers of an HTTP/1.1 message to {@code sink}, as a proxy hop must: hop-by-hop headers
+     * and those named in Connection are dropped; Host is dropped from requests because it travels as the authority;
+     * Content-Length is kept (it is end to end and lets the next hop send a fixed-length body); this hop is added to
+     * Via, and for requests the client's address to X-Forwarded-For. Names are lower-cased.
      */
-    public static WmpHeaders toWmp(HttpHeaders in, boolean request, String clientAddress) {
+    public static void forward(HttpHeaders in, boolean request, String clientAddress, Sink sink) {
         Set<String> connectionTokens = connectionTokens(in);
-        WmpHeaders out = new WmpHeaders(in.size() + 2);
         String xff = null;
         String via = null;
         for (Map.Entry<CharSequence, CharSequence> e : iterable(in)) {
@@ -48,14 +55,20 @@ public final class ProxyHeaders {
                 via = via == null ? e.getValue().toString() : via + ", " + e.getValue();
                 continue;
             }
-            out.add(name, e.getValue().toString());
+            sink.add(name, e.getValue().toString());
         }
         if (request && clientAddress != null) {
-            out.add("x-forwarded-for", xff == null ? clientAddress : xff + ", " + clientAddress);
+            sink.add("x-forwarded-for", xff == null ? clientAddress : xff + ", " + clientAddress);
         } else if (xff != null) {
-            out.add("x-forwarded-for", xff);
+            sink.add("x-forwarded-for", xff);
         }
-        out.add("via", via == null ? VIA_VALUE : via + ", " + VIA_VALUE);
+        sink.add("via", via == null ? VIA_VALUE : via + ", " + VIA_VALUE);
+    }
+
+    /** The forwarded headers as WMP headers. */
+    public static WmpHeaders toWmp(HttpHeaders in, boolean request, String clientAddress) {
+        WmpHeaders out = new WmpHeaders(in.size() + 2);
+        forward(in, request, clientAddress, out::add);
         return out;
     }
 

@@ -7,27 +7,21 @@ import dev.weft.dataplane.http.ProxyHeaders;
 import dev.weft.dataplane.mesh.MeshStream;
 import dev.weft.dataplane.metrics.SidecarMetrics;
 import dev.weft.dataplane.metrics.TrafficMetrics;
+import dev.weft.dataplane.upstream.Upstream;
+import dev.weft.dataplane.upstream.UpstreamCall;
+import dev.weft.dataplane.upstream.UpstreamListener;
 import dev.weft.protocol.WmpData;
 import dev.weft.protocol.WmpError;
 import dev.weft.protocol.WmpHeaders;
 import dev.weft.protocol.WmpRequest;
 import dev.weft.protocol.WmpResponse;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
-import io.netty.channel.Channel;
 import io.netty.channel.EventLoop;
-import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultHttpRequest;
-import io.netty.handler.codec.http.DefaultLastHttpContent;
-import io.netty.handler.codec.http.HttpContent;
-import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponse;
-import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.HttpVersion;
-import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
 
@@ -35,21 +29,21 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 
 /**
- * The inbound path: one WMP stream from a peer sidecar, carried to the local app over a pooled HTTP/1.1
- * connection and answered back on the stream. The steps, run by the Collaborator: admit (one of the app's
- * {@code --capacity} slots, waiting in a bounded queue when all are taken: the app never sees more in flight),
- * connect (a keep-alive connection from {@link AppPool}), forward (request head and body to the app), await the
- * app's head, relay it as a RESPONSE frame; body chunks then stream both ways under WMP flow control.
+ * The inbound path over WMP: one stream from a peer sidecar, carried to the local app and answered back on the
+ * stream. The steps, run by the Collaborator: admit (one of the app's {@code --capacity} slots, waiting in a bounded
+ * queue when all are taken, so the app never sees more in flight), connect (a pooled keep-alive connection from the
+ * app's {@link Upstream}), forward (head and body), await the app's head, relay it as a RESPONSE frame (with the first
+ * body chunk: one frame for a small answer); body chunks then stream both ways under flow control.
  *
  * <p>Thread: the mesh connection's Worker loop (the app connection is on the same loop). Buffers: the REQUEST
- * frame's body and DATA frames are owned here until written to the app channel (the HTTP encoder releases them);
- * HTTP contents from the app are owned here until sent on the stream (the WMP encoder releases them).
+ * frame's body and DATA frames are owned here until given to the app call; answer bodies from the app are owned here
+ * until sent on the stream (the WMP encoder releases them).
  */
-final class InboundExchange implements Exchange, MeshStream.Listener, AppConnection.Owner {
+final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamListener {
     private final MeshStream stream;
     private final EventLoop loop;
     private final Cluster app;
-    private final AppPool appPool;
+    private final Upstream appUpstream;
     private final SidecarMetrics metrics;
     private final TrafficMetrics traffic;
     private final long start = System.nanoTime();
@@ -57,21 +51,22 @@ final class InboundExchange implements Exchange, MeshStream.Listener, AppConnect
     private WmpRequest request;
     private boolean requestComplete;
     private EndpointState slot;
-    private AppConnection conn;
+    private UpstreamCall call;
     private Promise<Void> answered;
-    private HttpResponse pendingHead;
+    private HttpResponse head;
+    private ByteBuf headBody;
+    private boolean headEnd;
     private boolean headSent;
-    private boolean responseKeepAlive = true;
     private int status;
     private boolean finished;
 
-    InboundExchange(MeshStream stream, WmpRequest request, EventLoop loop, Cluster app, AppPool appPool,
+    InboundExchange(MeshStream stream, WmpRequest request, EventLoop loop, Cluster app, Upstream appUpstream,
                     SidecarMetrics metrics) {
         this.stream = stream;
         this.request = request;
         this.loop = loop;
         this.app = app;
-        this.appPool = appPool;
+        this.appUpstream = appUpstream;
         this.metrics = metrics;
         this.traffic = metrics.inbound;
         this.requestComplete = request.endStream();
@@ -104,19 +99,19 @@ final class InboundExchange implements Exchange, MeshStream.Listener, AppConnect
     @Override
     public Future<?> connect() {
         return Exchange.onLoop(loop, () -> {
-            if (finished) {
+            if (finished || slot == null) {
                 return loop.newFailedFuture(new IllegalStateException("stream cancelled"));
             }
-            Future<AppConnection> f = appPool.acquire(loop);
+            Future<UpstreamCall> f = appUpstream.open(loop, slot.endpoint(), this);
             f.addListener(x -> {
                 if (x.isSuccess()) {
-                    conn = f.getNow();
+                    call = f.getNow();
                     if (finished) {
-                        conn.release(false);
-                        conn = null;
-                    } else {
-                        conn.owner(this);
+                        call.cancel();
+                        call = null;
                     }
+                } else {
+                    metrics.appConnectFailures.increment();
                 }
             });
             return f;
@@ -126,52 +121,24 @@ final class InboundExchange implements Exchange, MeshStream.Listener, AppConnect
     @Override
     public Future<?> forward() {
         return Exchange.onLoop(loop, () -> {
-            if (finished) {
+            if (finished || call == null) {
                 return loop.newFailedFuture(new IllegalStateException("stream cancelled"));
             }
             answered = loop.newPromise();
             WmpRequest r = request;
             request = null;
-            HttpRequest head = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.valueOf(r.method()), r.path());
-            ProxyHeaders.toHttp(r.headers(), head.headers());
-            head.headers().set(HttpHeaderNames.HOST, r.authority());
-            if (r.endStream()) {
-                if (!head.headers().contains(HttpHeaderNames.CONTENT_LENGTH) && r.body().isReadable()
-                        || head.headers().contains(HttpHeaderNames.CONTENT_LENGTH)) {
-                    head.headers().set(HttpHeaderNames.CONTENT_LENGTH, r.body().readableBytes());
-                }
-            } else if (!head.headers().contains(HttpHeaderNames.CONTENT_LENGTH)) {
-                HttpUtil.setTransferEncodingChunked(head, true);
+            HttpRequest h = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.valueOf(r.method()), r.path());
+            ProxyHeaders.toHttp(r.headers(), h.headers());
+            traffic.bytesIn(r.body().readableBytes());
+            call.sendHead(h, r.authority(), null, r.body(), r.endStream());
+            if (!r.endStream()) {
+                creditAfterWrite(r.body().readableBytes());
             }
-            Channel ch = conn.channel();
-            ch.write(head, ch.voidPromise());
-            writeRequestBody(r.body(), r.endStream());
             WmpData d;
             while ((d = pendingRequestBody.poll()) != null) {
-                writeRequestBody(d.body(), d.endStream());
+                sendRequestBody(d);
             }
             return answered;
-        });
-    }
-
-    /** Writes a request body chunk to the app; the peer gets credit back once the app's socket took it. */
-    private void writeRequestBody(ByteBuf body, boolean end) {
-        int n = body.readableBytes();
-        traffic.bytesIn(n);
-        Channel ch = conn.channel();
-        HttpContent c = end ? new DefaultLastHttpContent(body) : new DefaultHttpContent(body);
-        if (end) {
-            ch.writeAndFlush(c, ch.voidPromise());
-            return;
-        }
-        if (n == 0) {
-            body.release();
-            return;
-        }
-        ch.writeAndFlush(c).addListener(f -> {
-            if (f.isSuccess()) {
-                stream.consumed(n);
-            }
         });
     }
 
@@ -182,119 +149,150 @@ final class InboundExchange implements Exchange, MeshStream.Listener, AppConnect
             return;
         }
         requestComplete |= data.endStream();
-        if (request != null || conn == null) {
+        if (request != null || call == null) {
             pendingRequestBody.add(data); // not forwarded yet; bounded by the stream's flow-control window
         } else {
-            writeRequestBody(data.body(), data.endStream());
+            sendRequestBody(data);
         }
     }
 
+    private void sendRequestBody(WmpData d) {
+        int n = d.body().readableBytes();
+        traffic.bytesIn(n);
+        call.sendData(d.body(), d.endStream());
+        if (!d.endStream()) {
+            creditAfterWrite(n);
+        }
+    }
+
+    /**
+     * Returns flow-control credit to the peer for request body bytes. The HTTP call writes at once; when the app's
+     * socket backs up, credit waits until it drains (see {@link #onWritable}), so a slow app slows the caller.
+     */
+    private void creditAfterWrite(int n) {
+        if (n > 0) {
+            if (call != null && call.canSend()) {
+                stream.consumed(n);
+            } else {
+                uncredited += n;
+                if (call != null) {
+                    call.awaitWritable();
+                }
+            }
+        }
+    }
+
+    private int uncredited;
+
     @Override
-    public void onAppHead(HttpResponse response) {
+    public void onWritable() {
+        // Either the app's socket drained (credit owed to the peer) or the stream has window again (resume the app).
+        if (uncredited > 0 && call != null && call.canSend()) {
+            int n = uncredited;
+            uncredited = 0;
+            stream.consumed(n);
+        }
+        pumpPaused = false;
+        if (call != null && pendingConsumed > 0) {
+            int n = pendingConsumed;
+            pendingConsumed = 0;
+            call.consumed(n);
+        }
+    }
+
+    private boolean pumpPaused;
+    private int pendingConsumed;
+
+    @Override
+    public void onResponseHead(HttpResponse h, ByteBuf body, boolean end) {
         if (finished) {
+            body.release();
             return;
         }
-        pendingHead = response;
-        status = response.status().code();
-        responseKeepAlive = HttpUtil.isKeepAlive(response);
+        head = h;
+        headBody = body;
+        headEnd = end;
+        status = h.status().code();
         answered.trySuccess(null);
     }
 
     @Override
     public void relay() {
-        // The head goes out with the first body chunk (see onAppContent) so a small answer is one frame; if that
-        // chunk is not here yet, onAppReadComplete sends the head alone.
+        if (finished || head == null) {
+            return;
+        }
+        WmpHeaders headers = new WmpHeaders(head.headers().size());
+        head.headers().forEach(e -> headers.add(e.getKey(), e.getValue()));
+        ByteBuf body = headBody;
+        headBody = null;
+        head = null;
+        headSent = true;
+        traffic.bytesOut(body.readableBytes());
+        int n = body.readableBytes();
+        stream.sendHead(new WmpResponse(stream.id(), headEnd, status, headers, body), n, headEnd);
+        if (headEnd) {
+            finish();
+        } else {
+            answerSent(n);
+        }
     }
 
     @Override
-    public void onAppContent(HttpContent content) {
+    public void onResponseData(ByteBuf body, boolean end) {
         if (finished) {
-            content.release();
+            body.release();
             return;
         }
-        boolean last = content instanceof LastHttpContent;
-        ByteBuf body = content.content();
-        traffic.bytesOut(body.readableBytes());
-        if (!headSent) {
-            sendHead(body, last);
+        int n = body.readableBytes();
+        traffic.bytesOut(n);
+        stream.sendData(body, end);
+        if (end) {
+            finish();
         } else {
-            stream.sendData(body, last);
+            answerSent(n);
         }
-        if (last) {
-            finish(true);
-        } else if (!stream.canSend()) {
-            conn.channel().config().setAutoRead(false);
+    }
+
+    /** The answer bytes went into the stream: let the app send more while the stream has window, else wait. */
+    private void answerSent(int n) {
+        if (stream.canSend()) {
+            call.consumed(n);
+        } else {
+            pendingConsumed += n;
             stream.awaitWritable();
         }
     }
 
-    private void sendHead(ByteBuf body, boolean end) {
-        HttpResponse h = pendingHead;
-        pendingHead = null;
-        headSent = true;
-        WmpHeaders headers = ProxyHeaders.toWmp(h.headers(), false, null);
-        int bytes = body.readableBytes();
-        stream.sendHead(new WmpResponse(stream.id(), end, h.status().code(), headers, body), bytes, end);
-    }
-
-    @Override
-    public void onAppReadComplete() {
-        if (!finished && pendingHead != null && !headSent) {
-            sendHead(Unpooled.EMPTY_BUFFER, false);
-        }
-    }
-
-    @Override
-    public void onWritable() {
-        if (conn != null && !finished) {
-            conn.channel().config().setAutoRead(true);
-            conn.channel().read();
-        }
-    }
-
-    @Override
-    public void onAppWritable() {
-        // Request body credit is returned on write completion, so nothing to resume here.
-    }
-
-    @Override
-    public void onAppClosed() {
-        if (finished) {
-            return;
-        }
-        conn = null;
-        if (!headSent) {
-            fail(new AppPool.AppUnavailableException("app at " + appPool.address().getHostString() + ":"
-                    + appPool.address().getPort() + " closed the connection before answering"));
-        } else {
-            // The answer was cut short: the only honest signal left is to reset the stream.
-            metrics.streamsReset.increment();
-            finished = true;
-            stream.cancel(WmpError.INTERNAL_ERROR);
-            releaseSlot();
-            releasePending();
-            traffic.finished(502, start, true);
-        }
-    }
-
+    /** Called both when the peer cancels the stream and when the app's connection ends abnormally. */
     @Override
     public void onReset(String reason, boolean refused) {
-        // The caller gave up (timeout, client gone): stop the work at the app and free its slot now.
         if (finished) {
             return;
         }
+        if (stream.isClosed()) {
+            // The peer cancelled (timeout, client gone): stop the work at the app and free its slot now.
+            finished = true;
+            if (answered != null) {
+                answered.tryFailure(new IllegalStateException(reason));
+            }
+            cancelCall();
+            releaseSlot();
+            releasePending();
+            traffic.finished(499, start, false);
+            return;
+        }
+        call = null; // the app's connection is gone
+        if (!headSent) {
+            fail(new Upstream.ConnectException(reason, null));
+            return;
+        }
+        // The app's answer was cut short: the only honest signal left is to reset the stream.
+        metrics.streamsReset.increment();
         finished = true;
-        if (answered != null) {
-            answered.tryFailure(new IllegalStateException(reason));
-        }
-        if (conn != null) {
-            AppConnection c = conn;
-            conn = null;
-            c.release(false);
-        }
+        stream.cancel(WmpError.INTERNAL_ERROR);
         releaseSlot();
         releasePending();
-        traffic.finished(499, start, false);
+        traffic.finished(502, start, true);
     }
 
     @Override
@@ -308,40 +306,35 @@ final class InboundExchange implements Exchange, MeshStream.Listener, AppConnect
         String message = cause instanceof Cluster.NoCapacityException
                 ? "app of this sidecar is at capacity: " + cause.getMessage()
                 : cause.getMessage();
-        ByteBuf body = stream.session().channel().alloc().buffer(message.length() + 1);
-        body.writeCharSequence(message + "\n", StandardCharsets.UTF_8);
-        WmpHeaders h = new WmpHeaders(3)
-                .add("content-type", "text/plain")
-                .add("x-weft-error", kind);
         if (!stream.isClosed()) {
-            // The peer may still be sending the body; its remaining DATA frames are dropped by the session.
+            ByteBuf body = stream.session().channel().alloc().buffer(message.length() + 1);
+            body.writeCharSequence(message + "\n", StandardCharsets.UTF_8);
+            WmpHeaders h = new WmpHeaders(3).add("content-type", "text/plain").add("x-weft-error", kind);
             stream.sendHead(new WmpResponse(stream.id(), true, code, h, body), body.readableBytes(), true);
             if (!requestComplete) {
-                stream.cancel(WmpError.NO_ERROR);
+                stream.cancel(WmpError.NO_ERROR); // the rest of the body is not wanted
             }
-        } else {
-            body.release();
         }
-        if (conn != null) {
-            AppConnection c = conn;
-            conn = null;
-            c.release(false);
-        }
+        cancelCall();
         releaseSlot();
         releasePending();
         traffic.finished(code, start, true);
     }
 
-    private void finish(boolean ok) {
+    private void finish() {
         finished = true;
-        if (conn != null) {
-            AppConnection c = conn;
-            conn = null;
-            c.release(ok && responseKeepAlive && requestComplete);
-        }
+        call = null; // the call returns its connection to the pool itself once both directions are done
         releaseSlot();
         releasePending();
         traffic.finished(status, start, false);
+    }
+
+    private void cancelCall() {
+        if (call != null) {
+            UpstreamCall c = call;
+            call = null;
+            c.cancel();
+        }
     }
 
     private void releaseSlot() {
@@ -360,6 +353,10 @@ final class InboundExchange implements Exchange, MeshStream.Listener, AppConnect
         WmpData d;
         while ((d = pendingRequestBody.poll()) != null) {
             d.release();
+        }
+        if (headBody != null) {
+            headBody.release();
+            headBody = null;
         }
     }
 }

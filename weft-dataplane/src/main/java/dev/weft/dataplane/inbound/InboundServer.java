@@ -2,33 +2,49 @@ package dev.weft.dataplane.inbound;
 
 import dev.weft.dataplane.balancing.Cluster;
 import dev.weft.dataplane.collab.Collaborator;
+import dev.weft.dataplane.http.HttpLimits;
+import dev.weft.dataplane.http.StrictHttpRequestDecoder;
 import dev.weft.dataplane.mesh.MeshSession;
 import dev.weft.dataplane.metrics.SidecarMetrics;
+import dev.weft.dataplane.proxy.Destination;
+import dev.weft.dataplane.proxy.HttpProxyHandler;
 import dev.weft.dataplane.transport.Transport;
+import dev.weft.dataplane.upstream.Upstream;
 import dev.weft.protocol.WmpCodec;
 import dev.weft.protocol.WmpCodecMetrics;
 import dev.weft.protocol.WmpLimits;
+import dev.weft.protocol.WmpWire;
 import io.netty.bootstrap.ServerBootstrap;
+import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
+import io.netty.channel.ChannelPipeline;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.handler.codec.ByteToMessageDecoder;
+import io.netty.handler.codec.http.HttpResponseEncoder;
+import io.netty.handler.codec.http.HttpServerExpectContinueHandler;
 import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.GlobalEventExecutor;
 
 import java.net.InetSocketAddress;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The inbound listener: accepts WMP connections from peer sidecars (the Manager accepts, a Worker owns each
- * connection) and turns every stream into an {@link InboundExchange} to the local app.
+ * The inbound listener: accepts connections from peer sidecars (the Manager accepts, a Worker owns each connection)
+ * and carries their requests to the local app. It speaks both mesh link protocols on one port and tells them apart by
+ * the first byte: WMP frames start with the magic 0x57 ('W'), which no HTTP method starts with. WMP streams become
+ * {@link InboundExchange}s; HTTP/1.1 requests ({@code --mesh-protocol http1} peers) go through the same
+ * {@link HttpProxyHandler} the outbound side uses, with the app as destination.
  */
 public final class InboundServer implements AutoCloseable {
     private final Transport transport;
     private final Cluster app;
-    private final AppPool appPool;
+    private final Upstream appUpstream;
     private final Collaborator collaborator;
     private final SidecarMetrics metrics;
     private final WmpLimits limits;
@@ -36,11 +52,11 @@ public final class InboundServer implements AutoCloseable {
     private final ChannelGroup connections = new DefaultChannelGroup("weft-inbound", GlobalEventExecutor.INSTANCE);
     private Channel listener;
 
-    public InboundServer(Transport transport, Cluster app, AppPool appPool, Collaborator collaborator,
+    public InboundServer(Transport transport, Cluster app, Upstream appUpstream, Collaborator collaborator,
                          SidecarMetrics metrics, WmpLimits limits, WmpCodecMetrics codecMetrics) {
         this.transport = transport;
         this.app = app;
-        this.appPool = appPool;
+        this.appUpstream = appUpstream;
         this.collaborator = collaborator;
         this.metrics = metrics;
         this.limits = limits;
@@ -58,22 +74,54 @@ public final class InboundServer implements AutoCloseable {
                     protected void initChannel(Channel ch) {
                         metrics.meshConnectionsAccepted.increment();
                         connections.add(ch);
-                        String peer = String.valueOf(ch.remoteAddress());
                         ch.pipeline().addLast("flush", new FlushConsolidationHandler(64, true));
-                        WmpCodec.install(ch.pipeline(), limits, codecMetrics);
-                        ch.pipeline().addLast("idle", new IdleStateHandler(30, 10, 0, TimeUnit.SECONDS));
-                        ch.pipeline().addLast("session", new MeshSession((stream, request) -> {
-                            InboundExchange ex = new InboundExchange(stream, request, ch.eventLoop(), app, appPool, metrics);
-                            collaborator.carry(ex);
-                            return ex;
-                        }, peer));
+                        ch.pipeline().addLast("detect", new ProtocolDetector());
                     }
                 })
                 .bind(address).sync().channel();
         return (InetSocketAddress) listener.localAddress();
     }
 
-    /** Stops accepting and asks every peer to stop opening streams here (GOAWAY); streams in flight finish. */
+    private void installWmp(ChannelPipeline p) {
+        Channel ch = p.channel();
+        WmpCodec.install(p, limits, codecMetrics);
+        p.addLast("idle", new IdleStateHandler(30, 10, 0, TimeUnit.SECONDS));
+        p.addLast("session", new MeshSession((stream, request) -> {
+            InboundExchange ex = new InboundExchange(stream, request, ch.eventLoop(), app, appUpstream, metrics);
+            collaborator.carry(ex);
+            return ex;
+        }, String.valueOf(ch.remoteAddress())));
+    }
+
+    private void installHttp(ChannelPipeline p) {
+        p.addLast("http-decoder", new StrictHttpRequestDecoder(HttpLimits.decoderConfig()));
+        p.addLast("http-encoder", new HttpResponseEncoder());
+        p.addLast("expect-continue", new HttpServerExpectContinueHandler());
+        p.addLast("proxy", new HttpProxyHandler(Destination.app(app), appUpstream, collaborator, metrics,
+                metrics.inbound, false));
+    }
+
+    /**
+     * Reads the first byte, installs the matching protocol's handlers, and hands them everything read so far.
+     * Thread: the connection's Worker. Buffers: the cumulation is passed on by ByteToMessageDecoder on removal.
+     */
+    private final class ProtocolDetector extends ByteToMessageDecoder {
+        @Override
+        protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+            if (!in.isReadable()) {
+                return;
+            }
+            ChannelPipeline p = ctx.pipeline();
+            if (in.getUnsignedByte(in.readerIndex()) == WmpWire.MAGIC) {
+                installWmp(p);
+            } else {
+                installHttp(p);
+            }
+            p.remove(this);
+        }
+    }
+
+    /** Stops accepting and asks every WMP peer to stop opening streams here (GOAWAY); streams in flight finish. */
     public void drain(String reason) {
         if (listener != null) {
             listener.close().syncUninterruptibly();

@@ -1,17 +1,19 @@
 package dev.weft.dataplane.outbound;
 
 import dev.weft.dataplane.collab.Collaborator;
+import dev.weft.dataplane.http.HttpLimits;
 import dev.weft.dataplane.http.StrictHttpRequestDecoder;
-import dev.weft.dataplane.mesh.MeshPool;
 import dev.weft.dataplane.metrics.SidecarMetrics;
+import dev.weft.dataplane.proxy.Destination;
+import dev.weft.dataplane.proxy.HttpProxyHandler;
 import dev.weft.dataplane.transport.Transport;
+import dev.weft.dataplane.upstream.Upstream;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
-import io.netty.handler.codec.http.HttpDecoderConfig;
 import io.netty.handler.codec.http.HttpResponseEncoder;
 import io.netty.handler.codec.http.HttpServerExpectContinueHandler;
 import io.netty.handler.flush.FlushConsolidationHandler;
@@ -25,35 +27,35 @@ import java.util.concurrent.TimeUnit;
 /**
  * The outbound listeners, where the local app sends its calls: one per {@code --upstream NAME=HOST:PORT} (bound to
  * that service) and optionally the shared {@code --outbound} one (destination from the Host header).
- * Pipeline per app connection: HTTP/1.1 decoder (strict, with header limits) → encoder → 100-continue → the
- * {@link OutboundHandler}.
+ * Pipeline per app connection: strict HTTP/1.1 decoder (limits in {@link HttpLimits}) → encoder → 100-continue →
+ * {@link HttpProxyHandler} with the mesh link's {@link Upstream} (WMP by default).
  */
 public final class OutboundServer implements AutoCloseable {
-    /** Limits of the request line and header block; past them the request is answered 414 / 431. */
-    public static final int MAX_INITIAL_LINE = 8192;
-    public static final int MAX_HEADER_BYTES = 16384;
-
     private final Transport transport;
     private final Router router;
-    private final MeshPool meshPool;
+    private final Upstream meshUpstream;
     private final Collaborator collaborator;
     private final SidecarMetrics metrics;
     private final List<Channel> listeners = new ArrayList<>();
     private final ChannelGroup connections = new DefaultChannelGroup("weft-outbound", GlobalEventExecutor.INSTANCE);
 
-    public OutboundServer(Transport transport, Router router, MeshPool meshPool, Collaborator collaborator,
+    public OutboundServer(Transport transport, Router router, Upstream meshUpstream, Collaborator collaborator,
                           SidecarMetrics metrics) {
         this.transport = transport;
         this.router = router;
-        this.meshPool = meshPool;
+        this.meshUpstream = meshUpstream;
         this.collaborator = collaborator;
         this.metrics = metrics;
     }
 
     /** @param service the service this listener forwards to, or null to route by Host header */
     public InetSocketAddress bind(InetSocketAddress address, String service) throws InterruptedException {
+        Destination destination;
         if (service != null) {
             router.cluster(service); // watch it now, so the first call does not wait for discovery
+            destination = Destination.bound(router, service);
+        } else {
+            destination = Destination.byHost(router);
         }
         Channel ch = new ServerBootstrap()
                 .group(transport.manager(), transport.workers())
@@ -65,15 +67,12 @@ public final class OutboundServer implements AutoCloseable {
                     protected void initChannel(Channel c) {
                         metrics.downstreamConnections.increment();
                         connections.add(c);
-                        HttpDecoderConfig cfg = new HttpDecoderConfig()
-                                .setMaxInitialLineLength(MAX_INITIAL_LINE)
-                                .setMaxHeaderSize(MAX_HEADER_BYTES)
-                                .setMaxChunkSize(64 * 1024);
                         c.pipeline().addLast("flush", new FlushConsolidationHandler(64, true));
-                        c.pipeline().addLast("http-decoder", new StrictHttpRequestDecoder(cfg));
+                        c.pipeline().addLast("http-decoder", new StrictHttpRequestDecoder(HttpLimits.decoderConfig()));
                         c.pipeline().addLast("http-encoder", new HttpResponseEncoder());
                         c.pipeline().addLast("expect-continue", new HttpServerExpectContinueHandler());
-                        c.pipeline().addLast("outbound", new OutboundHandler(service, router, meshPool, collaborator, metrics));
+                        c.pipeline().addLast("proxy", new HttpProxyHandler(destination, meshUpstream, collaborator,
+                                metrics, metrics.outbound, true));
                     }
                 })
                 .bind(address).sync().channel();

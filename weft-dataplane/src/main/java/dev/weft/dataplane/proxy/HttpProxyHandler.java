@@ -1,23 +1,16 @@
-package dev.weft.dataplane.outbound;
+package dev.weft.dataplane.proxy;
 
 import dev.weft.dataplane.balancing.Cluster;
 import dev.weft.dataplane.balancing.EndpointState;
 import dev.weft.dataplane.collab.Collaborator;
 import dev.weft.dataplane.collab.Exchange;
 import dev.weft.dataplane.http.HttpErrors;
-import dev.weft.dataplane.http.ProxyHeaders;
 import dev.weft.dataplane.http.StrictHttpRequestDecoder;
-import dev.weft.dataplane.mesh.MeshPool;
-import dev.weft.dataplane.mesh.MeshSession;
-import dev.weft.dataplane.mesh.MeshStream;
 import dev.weft.dataplane.metrics.SidecarMetrics;
 import dev.weft.dataplane.metrics.TrafficMetrics;
-import dev.weft.protocol.WmpData;
-import dev.weft.protocol.WmpError;
-import dev.weft.protocol.WmpFrame;
-import dev.weft.protocol.WmpHeaders;
-import dev.weft.protocol.WmpRequest;
-import dev.weft.protocol.WmpResponse;
+import dev.weft.dataplane.upstream.Upstream;
+import dev.weft.dataplane.upstream.UpstreamCall;
+import dev.weft.dataplane.upstream.UpstreamListener;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
@@ -26,7 +19,6 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.EventLoop;
 import io.netty.handler.codec.TooLongFrameException;
 import io.netty.handler.codec.http.DefaultHttpContent;
-import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.DefaultLastHttpContent;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -35,7 +27,6 @@ import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
-import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.codec.http.TooLongHttpHeaderException;
 import io.netty.handler.codec.http.TooLongHttpLineException;
@@ -45,61 +36,64 @@ import io.netty.util.concurrent.Promise;
 
 import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
-import java.util.Locale;
 
 /**
- * The outbound path, app side: one instance per connection from the local application. It turns each HTTP/1.1
- * request into a WMP stream to a peer sidecar and the stream's answer back into an HTTP/1.1 response.
+ * The HTTP/1.1 front of every proxy path: one instance per downstream connection. On a consumer-side sidecar the
+ * downstream is the local app and the upstream a peer sidecar; on a provider-side sidecar reached over HTTP/1.1
+ * ({@code --mesh-protocol http1}) the downstream is the peer and the upstream the local app.
  *
- * <p>Order of work for one request (read top to bottom, then {@link OutboundExchange}):
+ * <p>Order of work for one request (read top to bottom, then {@link ProxyExchange}):
  * <ol>
- *   <li>reject what must not be forwarded: malformed (400), headers too large (431), Content-Length together with
- *       Transfer-Encoding (400: request smuggling);</li>
- *   <li>name the destination service: the listener's bound service ({@code --upstream NAME=...}) or the Host
- *       header (on {@code --outbound});</li>
+ *   <li>reject what must not be forwarded: malformed (400), headers too large (431), request line too long (414),
+ *       Content-Length together with Transfer-Encoding (400: request smuggling);</li>
+ *   <li>resolve the {@link Destination}: a cluster of endpoints;</li>
  *   <li>hand the exchange to the {@link Collaborator}: admit (a capacity slot at an endpoint, via the Worker's
- *       balancer, waiting in the cluster's bounded queue if all are full), connect (a pooled mesh connection on this
- *       same loop), forward (REQUEST frame, then body as DATA frames under flow control), await the RESPONSE, relay
- *       it.</li>
+ *       balancer, waiting in the cluster's bounded queue if all are full), connect (an {@link Upstream} call on a
+ *       pooled connection on this same loop), forward (head, then body under flow control), await the answer's head,
+ *       relay it.</li>
  * </ol>
  * HTTP/1.1 answers must go back in request order, so one exchange runs at a time per connection; pipelined
  * requests wait in {@code backlog}, and reading stops while they do, which bounds memory.
  *
  * <p>Thread: the connection's Worker event loop only. Buffers: HTTP contents read from the decoder are owned
- * here until passed to a stream (ownership moves to the WMP encoder) or released; WMP frames from the stream
- * listener are owned here until their body is written to the app channel (the HTTP encoder releases it).
+ * here until passed to the upstream call (which then owns them) or released; answer bodies from the upstream are
+ * owned here until written to the downstream channel (the HTTP encoder releases them).
  */
-public final class OutboundHandler extends ChannelInboundHandlerAdapter {
+public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     /** A request whose dial fails is tried on up to this many endpoints in all. */
     private static final int MAX_ATTEMPTS = 3;
 
-    private final String boundService;
-    private final Router router;
-    private final MeshPool meshPool;
+    private final Destination destination;
+    private final Upstream upstream;
     private final Collaborator collaborator;
     private final SidecarMetrics metrics;
     private final TrafficMetrics traffic;
+    private final boolean addClientAddress;
     private final ArrayDeque<Object> backlog = new ArrayDeque<>();
     private ChannelHandlerContext ctx;
-    private OutboundExchange current;
+    private ProxyExchange current;
     private boolean closing;
     private String clientAddress;
 
-    /** @param boundService the service this listener is bound to, or null to route by Host header */
-    public OutboundHandler(String boundService, Router router, MeshPool meshPool, Collaborator collaborator,
-                           SidecarMetrics metrics) {
-        this.boundService = boundService;
-        this.router = router;
-        this.meshPool = meshPool;
+    /**
+     * @param traffic          the direction's counters (outbound for the app's calls, inbound for the mesh's)
+     * @param addClientAddress append the downstream's address to X-Forwarded-For: true where the downstream is the
+     *                         original client, false on the mesh's second hop (the first hop already added it)
+     */
+    public HttpProxyHandler(Destination destination, Upstream upstream, Collaborator collaborator,
+                            SidecarMetrics metrics, TrafficMetrics traffic, boolean addClientAddress) {
+        this.destination = destination;
+        this.upstream = upstream;
         this.collaborator = collaborator;
         this.metrics = metrics;
-        this.traffic = metrics.outbound;
+        this.traffic = traffic;
+        this.addClientAddress = addClientAddress;
     }
 
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
         this.ctx = ctx;
-        if (ctx.channel().remoteAddress() instanceof InetSocketAddress a) {
+        if (addClientAddress && ctx.channel().remoteAddress() instanceof InetSocketAddress a) {
             clientAddress = a.getAddress().getHostAddress();
         }
     }
@@ -144,21 +138,19 @@ public final class OutboundHandler extends ChannelInboundHandlerAdapter {
             rejectMalformed(req.decoderResult().cause(), start);
             return;
         }
-        String service = boundService != null ? boundService : serviceFromHost(req);
-        if (service == null) {
-            metrics.badRequests.increment();
-            respondError(HttpResponseStatus.BAD_REQUEST, "bad-request",
-                    "missing Host header: name the destination service in Host (e.g. Host: provider)", start, true);
+        Cluster cluster;
+        try {
+            cluster = destination.resolve(req);
+        } catch (Destination.RouteException e) {
+            if ("unknown-service".equals(e.kind())) {
+                metrics.unknownService.increment();
+            } else {
+                metrics.badRequests.increment();
+            }
+            respondError(HttpResponseStatus.valueOf(e.status()), e.kind(), e.getMessage(), start, e.status() == 400);
             return;
         }
-        Cluster cluster = router.cluster(service);
-        if (cluster == null) {
-            metrics.unknownService.increment();
-            respondError(HttpResponseStatus.SERVICE_UNAVAILABLE, "unknown-service",
-                    "unknown service '" + service + "': too many distinct destinations", start, false);
-            return;
-        }
-        current = new OutboundExchange(req, cluster, start);
+        current = new ProxyExchange(req, cluster, start);
         collaborator.carry(current);
     }
 
@@ -187,18 +179,6 @@ public final class OutboundHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
-    private static String serviceFromHost(HttpRequest req) {
-        String host = req.headers().get(HttpHeaderNames.HOST);
-        if (host == null || host.isBlank()) {
-            return null;
-        }
-        int colon = host.lastIndexOf(':');
-        if (colon > 0 && host.indexOf(']') < colon) {
-            host = host.substring(0, colon);
-        }
-        return host.trim().toLowerCase(Locale.ROOT);
-    }
-
     /** A sidecar-generated error. {@code close}: the request's framing cannot be trusted, so the connection ends. */
     private void respondError(HttpResponseStatus status, String kind, String message, long start, boolean close) {
         traffic.finished(status.code(), start, true);
@@ -211,7 +191,7 @@ public final class OutboundHandler extends ChannelInboundHandlerAdapter {
     }
 
     /** The current exchange is over: serve the next pipelined request, or read again. */
-    private void exchangeDone(OutboundExchange ex, boolean closeAfter) {
+    private void exchangeDone(ProxyExchange ex, boolean closeAfter) {
         if (current != ex) {
             return;
         }
@@ -249,25 +229,30 @@ public final class OutboundHandler extends ChannelInboundHandlerAdapter {
         ctx.close();
     }
 
-    /** One request/response. Driven by the Collaborator through {@link Exchange}; fed by the mesh stream. */
-    private final class OutboundExchange implements Exchange, MeshStream.Listener {
+    /** One request/response. Driven by the Collaborator through {@link Exchange}; fed by the upstream call. */
+    private final class ProxyExchange implements Exchange, UpstreamListener {
+        /** A body up to this size that is already complete rides in the head's frame/write. */
+        private static final int INLINE_BODY_LIMIT = 256 * 1024;
+
         private final HttpRequest request;
         private final Cluster cluster;
         private final long start;
         private final boolean keepAlive;
         private final ArrayDeque<HttpContent> pendingBody = new ArrayDeque<>(2);
-        private final ArrayDeque<WmpData> pendingAnswer = new ArrayDeque<>(0);
+        private final ArrayDeque<HttpContent> pendingAnswer = new ArrayDeque<>(0);
         boolean requestComplete;
         private int attempts = 1;
         private EndpointState endpoint;
-        private MeshSession session;
-        private MeshStream stream;
+        private UpstreamCall call;
         private Promise<Void> answered;
-        private WmpResponse head;
+        private HttpResponse head;
+        private ByteBuf headBody;
+        private boolean headEnd;
         private boolean relayed;
         private boolean finished;
+        private int status;
 
-        OutboundExchange(HttpRequest request, Cluster cluster, long start) {
+        ProxyExchange(HttpRequest request, Cluster cluster, long start) {
             this.request = request;
             this.cluster = cluster;
             this.start = start;
@@ -298,15 +283,17 @@ public final class OutboundHandler extends ChannelInboundHandlerAdapter {
         @Override
         public Future<?> connect() {
             return Exchange.onLoop(loop(), () -> {
-                if (finished) {
+                if (finished || endpoint == null) {
                     return loop().newFailedFuture(new IllegalStateException("exchange abandoned"));
                 }
-                Future<MeshSession> f = meshPool.session(loop(), endpoint.endpoint().host(), endpoint.endpoint().port());
+                EndpointState target = endpoint;
+                Future<UpstreamCall> f = upstream.open(loop(), target.endpoint(), this);
                 f.addListener(x -> {
                     if (x.isSuccess()) {
-                        session = f.getNow();
-                        if (endpoint != null) {
-                            endpoint.markReachable();
+                        target.markReachable();
+                        call = f.getNow();
+                        if (finished) {
+                            call.cancel();
                         }
                     }
                 });
@@ -321,33 +308,26 @@ public final class OutboundHandler extends ChannelInboundHandlerAdapter {
                     return loop().newFailedFuture(new IllegalStateException("exchange abandoned"));
                 }
                 answered = loop().newPromise();
-                stream = session.openStream();
-                stream.listener(this);
                 sendRequestHead();
                 return answered;
             });
         }
 
         /**
-         * Sends the REQUEST frame. When the whole body is already here (the common small request), it rides in the
-         * same frame: one frame per request instead of two saves 16 bytes and a write.
+         * Sends the head. When the whole body is already here (the common small request), it rides with the head:
+         * one WMP frame per request instead of two saves 16 bytes and a write.
          */
         private void sendRequestHead() {
-            WmpHeaders headers = ProxyHeaders.toWmp(request.headers(), true, clientAddress);
-            String authority = cluster.service();
             ByteBuf body = Unpooled.EMPTY_BUFFER;
             boolean end = false;
             HttpContent first = pendingBody.peek();
-            if (first != null && first instanceof LastHttpContent && first.content().readableBytes() <= MeshStream.INITIAL_WINDOW) {
+            if (first instanceof LastHttpContent && first.content().readableBytes() <= INLINE_BODY_LIMIT) {
                 pendingBody.poll();
                 body = first.content();
                 end = true;
-                requestComplete = true;
             }
-            int bytes = body.readableBytes();
-            traffic.bytesIn(bytes);
-            stream.sendHead(new WmpRequest(stream.id(), end, request.method().name(), authority, request.uri(),
-                    headers, body), bytes, end);
+            traffic.bytesIn(body.readableBytes());
+            call.sendHead(request, destination.authority(request, cluster), clientAddress, body, end);
             pumpBody();
         }
 
@@ -355,30 +335,33 @@ public final class OutboundHandler extends ChannelInboundHandlerAdapter {
             if (c instanceof LastHttpContent) {
                 requestComplete = true;
             }
+            if (finished) {
+                c.release();
+                return;
+            }
             pendingBody.add(c);
-            if (stream != null) {
+            if (call != null && answered != null) {
                 pumpBody();
             } else {
-                // Not admitted yet: hold at most what is already decoded and stop reading until we are.
+                // Not forwarded yet: hold at most what is already decoded and stop reading until we are.
                 ctx.channel().config().setAutoRead(false);
             }
         }
 
-        /** Moves request body chunks into the stream as far as flow control allows. */
+        /** Moves request body chunks upstream as far as flow control allows. */
         private void pumpBody() {
-            if (stream == null || stream.isClosed()) {
+            if (call == null || finished) {
                 return;
             }
             HttpContent c;
-            while ((c = pendingBody.peek()) != null && stream.canSend()) {
+            while ((c = pendingBody.peek()) != null && call.canSend()) {
                 pendingBody.poll();
-                boolean last = c instanceof LastHttpContent;
                 traffic.bytesIn(c.content().readableBytes());
-                stream.sendData(c.content(), last);
+                call.sendData(c.content(), c instanceof LastHttpContent);
             }
             if (!pendingBody.isEmpty()) {
                 ctx.channel().config().setAutoRead(false);
-                stream.awaitWritable();
+                call.awaitWritable();
             } else if (!requestComplete) {
                 ctx.channel().config().setAutoRead(true);
             }
@@ -390,61 +373,61 @@ public final class OutboundHandler extends ChannelInboundHandlerAdapter {
         }
 
         @Override
-        public void onHead(WmpFrame frame) {
-            if (!(frame instanceof WmpResponse r) || finished) {
-                frame.release();
+        public void onResponseHead(HttpResponse h, ByteBuf body, boolean end) {
+            if (finished) {
+                body.release();
                 return;
             }
-            head = r;
+            head = h;
+            headBody = body;
+            headEnd = end;
             answered.trySuccess(null);
         }
 
         @Override
         public void relay() {
             if (finished || head == null) {
-                if (head != null) {
-                    head.release();
-                }
                 return;
             }
             relayed = true;
-            WmpResponse r = head;
+            HttpResponse response = head;
+            ByteBuf body = headBody;
             head = null;
-            HttpResponse response = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(r.status()));
-            ProxyHeaders.toHttp(r.headers(), response.headers());
-            if (r.endStream() && !response.headers().contains(HttpHeaderNames.CONTENT_LENGTH)) {
-                response.headers().set(HttpHeaderNames.CONTENT_LENGTH, r.body().readableBytes());
-            } else if (!r.endStream() && !response.headers().contains(HttpHeaderNames.CONTENT_LENGTH)) {
-                response.headers().set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
+            headBody = null;
+            if (!response.headers().contains(HttpHeaderNames.CONTENT_LENGTH)) {
+                if (headEnd) {
+                    response.headers().set(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes());
+                } else {
+                    response.headers().set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
+                }
             }
             if (!keepAlive) {
                 response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
             }
-            status = r.status();
+            status = response.status().code();
             ctx.write(response, ctx.voidPromise());
-            writeBody(r.body(), r.endStream());
-            WmpData d;
-            while ((d = pendingAnswer.poll()) != null) {
-                writeBody(d.body(), d.endStream());
+            writeBody(body, headEnd);
+            HttpContent c;
+            while ((c = pendingAnswer.poll()) != null) {
+                writeBody(c.content(), c instanceof LastHttpContent);
             }
         }
 
-        private int status;
-
         @Override
-        public void onData(WmpData data) {
+        public void onResponseData(ByteBuf body, boolean end) {
             if (finished) {
-                data.release();
+                body.release();
                 return;
             }
             if (!relayed) {
-                pendingAnswer.add(data); // the virtual-thread Collaborator has not relayed the head yet
+                // The virtual-thread Collaborator has not relayed the head yet; keep order.
+                pendingAnswer.add(end ? new DefaultLastHttpContent(body) : new DefaultHttpContent(body));
                 return;
             }
-            writeBody(data.body(), data.endStream());
+            writeBody(body, end);
         }
 
-        /** Writes an answer body chunk to the app; credit goes back to the peer once the socket took it. */
+        /** Writes an answer body chunk downstream; the upstream gets credit back once the socket took it. */
         private void writeBody(ByteBuf body, boolean end) {
             int n = body.readableBytes();
             traffic.bytesOut(n);
@@ -453,10 +436,10 @@ public final class OutboundHandler extends ChannelInboundHandlerAdapter {
                 ctx.writeAndFlush(chunk, ctx.voidPromise());
                 finish(false);
             } else {
-                MeshStream s = stream;
+                UpstreamCall c = call;
                 ctx.writeAndFlush(chunk).addListener(f -> {
                     if (f.isSuccess() && n > 0) {
-                        s.consumed(n);
+                        c.consumed(n);
                     }
                 });
             }
@@ -465,8 +448,9 @@ public final class OutboundHandler extends ChannelInboundHandlerAdapter {
         @Override
         public void onReset(String reason, boolean refused) {
             metrics.streamsReset.increment();
+            call = null;
             if (!relayed) {
-                fail(new MeshResetException(reason));
+                fail(new UpstreamResetException(reason));
             } else {
                 // The answer already started; HTTP/1.1 can only signal truncation by closing.
                 finish(true);
@@ -481,7 +465,7 @@ public final class OutboundHandler extends ChannelInboundHandlerAdapter {
             if (endpoint != null && !(cause instanceof Cluster.NoCapacityException)) {
                 endpoint.recordFailure();
             }
-            if (cause instanceof MeshPool.MeshConnectException && attempts < MAX_ATTEMPTS) {
+            if (cause instanceof Upstream.ConnectException && attempts < MAX_ATTEMPTS) {
                 // Nothing was sent (the dial failed), so trying another endpoint cannot duplicate the request.
                 // This is what keeps a killed instance from failing requests until its lease expires.
                 attempts++;
@@ -490,7 +474,6 @@ public final class OutboundHandler extends ChannelInboundHandlerAdapter {
                     endpoint.markUnreachable();
                 }
                 releaseSlot();
-                session = null;
                 collaborator.carry(this);
                 return;
             }
@@ -503,17 +486,17 @@ public final class OutboundHandler extends ChannelInboundHandlerAdapter {
             } else if (cause instanceof Cluster.NoCapacityException) {
                 st = HttpResponseStatus.SERVICE_UNAVAILABLE;
                 kind = "no-capacity";
-            } else if (cause instanceof MeshPool.MeshConnectException) {
-                st = HttpResponseStatus.SERVICE_UNAVAILABLE;
-                kind = "upstream-connect";
+            } else if (cause instanceof Upstream.ConnectException) {
+                // The local app refusing is a 502 (the app is down); a peer sidecar refusing is a 503 (try later).
+                boolean app = traffic == metrics.inbound;
+                st = app ? HttpResponseStatus.BAD_GATEWAY : HttpResponseStatus.SERVICE_UNAVAILABLE;
+                kind = app ? "app-unavailable" : "upstream-connect";
             } else {
                 st = HttpResponseStatus.BAD_GATEWAY;
                 kind = "upstream-reset";
             }
             finished = true;
-            if (stream != null && !stream.isClosed()) {
-                stream.cancel(WmpError.CANCELLED);
-            }
+            cancelCall();
             releaseSlot();
             releasePending();
             traffic.finished(st.code(), start, true);
@@ -527,6 +510,9 @@ public final class OutboundHandler extends ChannelInboundHandlerAdapter {
                 return;
             }
             finished = true;
+            if (!requestComplete) {
+                cancelCall(); // answered before the request body ended: the upstream connection cannot be reused
+            }
             releaseSlot();
             releasePending();
             traffic.finished(status, start, false);
@@ -539,16 +525,22 @@ public final class OutboundHandler extends ChannelInboundHandlerAdapter {
                 return;
             }
             finished = true;
-            if (stream != null && !stream.isClosed()) {
-                stream.cancel(WmpError.CANCELLED); // frees the upstream's slot at once
-            }
+            cancelCall(); // frees the upstream's slot at once
             if (answered != null) {
-                answered.tryFailure(new MeshResetException(why));
+                answered.tryFailure(new UpstreamResetException(why));
             }
             releaseSlot();
             releasePending();
             traffic.finished(499, start, false);
             current = null;
+        }
+
+        private void cancelCall() {
+            if (call != null) {
+                UpstreamCall c = call;
+                call = null;
+                c.cancel();
+            }
         }
 
         private void releaseSlot() {
@@ -564,20 +556,19 @@ public final class OutboundHandler extends ChannelInboundHandlerAdapter {
             while ((c = pendingBody.poll()) != null) {
                 c.release();
             }
-            WmpData d;
-            while ((d = pendingAnswer.poll()) != null) {
-                d.release();
+            while ((c = pendingAnswer.poll()) != null) {
+                c.release();
             }
-            if (head != null) {
-                head.release();
-                head = null;
+            if (headBody != null) {
+                headBody.release();
+                headBody = null;
             }
         }
     }
 
-    /** The peer reset the stream or the connection to it died before an answer started. */
-    static final class MeshResetException extends Exception {
-        MeshResetException(String message) {
+    /** The upstream reset the call, or its connection died, before an answer started. */
+    static final class UpstreamResetException extends Exception {
+        UpstreamResetException(String message) {
             super("upstream reset before answering: " + message, null, false, false);
         }
     }

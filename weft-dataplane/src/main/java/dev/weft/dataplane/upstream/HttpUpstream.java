@@ -1,0 +1,321 @@
+package dev.weft.dataplane.upstream;
+
+import dev.weft.dataplane.http.ProxyHeaders;
+import dev.weft.dataplane.transport.Transport;
+import dev.weft.registry.Endpoint;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
+import io.netty.handler.codec.http.DefaultHttpContent;
+import io.netty.handler.codec.http.DefaultHttpRequest;
+import io.netty.handler.codec.http.DefaultLastHttpContent;
+import io.netty.handler.codec.http.HttpClientCodec;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.util.ReferenceCountUtil;
+import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.Promise;
+
+import java.net.InetSocketAddress;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Requests over pooled keep-alive HTTP/1.1 connections: to the local app (inbound side), or to peer sidecars with
+ * {@code --mesh-protocol http1}. Each Worker loop has its own stack of idle connections per address, registered on
+ * that loop, so a call never leaves its thread and the pool needs no lock. One call per connection at a time
+ * (HTTP/1.1); how many connections are busy is bounded by admission (capacity slots) before {@link #open}.
+ *
+ * <p>Back-pressure: the answer's body is read from the upstream socket only while the caller has passed on (via
+ * {@link UpstreamCall#consumed}) all but {@link #MAX_UNCONSUMED} bytes of it, so a slow caller slows the upstream
+ * rather than filling memory.
+ *
+ * <p>Thread: the Worker loop given to {@link #open}. Buffers: request bodies given to a call are written (the HTTP
+ * encoder releases them); answer contents read are handed to the listener, which owns them.
+ */
+public final class HttpUpstream implements Upstream {
+    static final int MAX_UNCONSUMED = 256 * 1024;
+
+    private final Transport transport;
+    private final String description;
+    private final Map<EventLoop, Map<String, ArrayDeque<Connection>>> idle = new ConcurrentHashMap<>();
+    private final LongAdder opened = new LongAdder();
+    private final LongAdder connectFailures = new LongAdder();
+
+    /** @param description names the upstream in errors, e.g. "app" or "peer sidecar" */
+    public HttpUpstream(Transport transport, String description) {
+        this.transport = transport;
+        this.description = description;
+    }
+
+    public long opened() {
+        return opened.sum();
+    }
+
+    public long connectFailures() {
+        return connectFailures.sum();
+    }
+
+    @Override
+    public Future<UpstreamCall> open(EventLoop loop, Endpoint endpoint, UpstreamListener listener) {
+        String key = endpoint.address();
+        ArrayDeque<Connection> stack = idle.computeIfAbsent(loop, l -> new HashMap<>())
+                .computeIfAbsent(key, k -> new ArrayDeque<>());
+        Connection c;
+        while ((c = stack.pollLast()) != null) {
+            if (c.channel.isActive()) {
+                return loop.newSucceededFuture(c.begin(listener));
+            }
+        }
+        Promise<UpstreamCall> promise = loop.newPromise();
+        Connection conn = new Connection(stack, key);
+        new Bootstrap()
+                .group(loop)
+                .channel(transport.channelClass())
+                .option(ChannelOption.TCP_NODELAY, true)
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 2000)
+                .handler(new ChannelInitializer<Channel>() {
+                    @Override
+                    protected void initChannel(Channel ch) {
+                        ch.pipeline().addLast("http", new HttpClientCodec());
+                        // Idle keep-alive connections close after a minute so a quiet sidecar holds few sockets.
+                        ch.pipeline().addLast("idle", new IdleStateHandler(0, 0, 60, TimeUnit.SECONDS));
+                        ch.pipeline().addLast("upstream", conn);
+                    }
+                })
+                .connect(new InetSocketAddress(endpoint.host(), endpoint.port()))
+                .addListener(f -> {
+                    if (f.isSuccess()) {
+                        opened.increment();
+                        promise.setSuccess(conn.begin(listener));
+                    } else {
+                        connectFailures.increment();
+                        promise.setFailure(new ConnectException(description + " at " + key
+                                + " is not accepting connections (" + f.cause().getMessage() + ")", f.cause()));
+                    }
+                });
+        return promise;
+    }
+
+    /** One keep-alive connection and, while one runs, its call. Confined to its loop. */
+    private final class Connection extends ChannelInboundHandlerAdapter implements UpstreamCall {
+        private final ArrayDeque<Connection> pool;
+        private final String address;
+        private Channel channel;
+        private UpstreamListener listener;
+        private HttpResponse pendingHead;
+        private boolean headDelivered;
+        private boolean requestDone;
+        private boolean responseDone;
+        private boolean keepAlive;
+        private int unconsumed;
+
+        Connection(ArrayDeque<Connection> pool, String address) {
+            this.pool = pool;
+            this.address = address;
+        }
+
+        Connection begin(UpstreamListener l) {
+            listener = l;
+            pendingHead = null;
+            headDelivered = false;
+            requestDone = false;
+            responseDone = false;
+            keepAlive = true;
+            unconsumed = 0;
+            channel.config().setAutoRead(true);
+            return this;
+        }
+
+        @Override
+        public void handlerAdded(ChannelHandlerContext ctx) {
+            channel = ctx.channel();
+        }
+
+        @Override
+        public void sendHead(HttpRequest in, String authority, String clientAddress, ByteBuf body, boolean endStream) {
+            HttpRequest head = new DefaultHttpRequest(HttpVersion.HTTP_1_1, in.method(), in.uri());
+            ProxyHeaders.forward(in.headers(), true, clientAddress, head.headers()::add);
+            head.headers().set(HttpHeaderNames.HOST, authority);
+            if (endStream) {
+                // The whole body is here: a fixed length is cheaper for the upstream than chunking.
+                if (body.isReadable() || head.headers().contains(HttpHeaderNames.CONTENT_LENGTH)) {
+                    head.headers().set(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes());
+                }
+            } else if (!head.headers().contains(HttpHeaderNames.CONTENT_LENGTH)) {
+                HttpUtil.setTransferEncodingChunked(head, true);
+            }
+            channel.write(head, channel.voidPromise());
+            sendData(body, endStream);
+        }
+
+        @Override
+        public void sendData(ByteBuf body, boolean endStream) {
+            if (listener == null) {
+                body.release();
+                return;
+            }
+            if (endStream) {
+                requestDone = true;
+                channel.writeAndFlush(new DefaultLastHttpContent(body), channel.voidPromise());
+                releaseIfDone();
+            } else if (body.isReadable()) {
+                channel.writeAndFlush(new DefaultHttpContent(body), channel.voidPromise());
+            } else {
+                body.release();
+            }
+        }
+
+        @Override
+        public boolean canSend() {
+            return channel.isWritable();
+        }
+
+        @Override
+        public void awaitWritable() {
+            // channelWritabilityChanged below tells the listener.
+        }
+
+        @Override
+        public void consumed(int bytes) {
+            unconsumed -= bytes;
+            if (unconsumed < MAX_UNCONSUMED && !channel.config().isAutoRead() && listener != null) {
+                channel.config().setAutoRead(true);
+                channel.read();
+            }
+        }
+
+        @Override
+        public void cancel() {
+            // HTTP/1.1 cannot abandon one request and keep the connection: closing is what frees the upstream.
+            UpstreamListener l = listener;
+            listener = null;
+            channel.close();
+            if (l == null) {
+                return;
+            }
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            UpstreamListener l = listener;
+            if (l == null || responseDone) {
+                ReferenceCountUtil.release(msg);
+                ctx.close(); // an answer nobody asked for: the connection's framing can no longer be trusted
+                return;
+            }
+            if (msg instanceof HttpResponse r) {
+                if (r.status().code() == 100) {
+                    ReferenceCountUtil.release(msg); // interim answer to our own Expect: not the caller's answer
+                    return;
+                }
+                pendingHead = r;
+                keepAlive = HttpUtil.isKeepAlive(r);
+            }
+            if (msg instanceof HttpContent c) {
+                boolean last = c instanceof LastHttpContent;
+                ByteBuf body = c.content();
+                unconsumed += body.readableBytes();
+                if (last) {
+                    responseDone = true;
+                }
+                if (!headDelivered) {
+                    headDelivered = true;
+                    HttpResponse h = pendingHead;
+                    pendingHead = null;
+                    l.onResponseHead(forwardedHead(h), body, last);
+                } else {
+                    l.onResponseData(body, last);
+                }
+                if (last) {
+                    releaseIfDone();
+                } else if (unconsumed >= MAX_UNCONSUMED) {
+                    ctx.channel().config().setAutoRead(false);
+                }
+            }
+        }
+
+        /** The answer head with hop-by-hop headers dropped and this hop added to Via. */
+        private HttpResponse forwardedHead(HttpResponse in) {
+            HttpResponse out = new io.netty.handler.codec.http.DefaultHttpResponse(HttpVersion.HTTP_1_1, in.status());
+            ProxyHeaders.forward(in.headers(), false, null, out.headers()::add);
+            return out;
+        }
+
+        @Override
+        public void channelReadComplete(ChannelHandlerContext ctx) {
+            // The head came without any body bytes in this read: deliver it now rather than wait for the body.
+            if (listener != null && pendingHead != null && !headDelivered) {
+                headDelivered = true;
+                HttpResponse h = pendingHead;
+                pendingHead = null;
+                listener.onResponseHead(forwardedHead(h), Unpooled.EMPTY_BUFFER, false);
+            }
+        }
+
+        @Override
+        public void channelWritabilityChanged(ChannelHandlerContext ctx) {
+            if (listener != null && ctx.channel().isWritable()) {
+                listener.onWritable();
+            }
+        }
+
+        /** Back to the pool once both directions finished cleanly; otherwise closed. */
+        private void releaseIfDone() {
+            if (!(requestDone && responseDone)) {
+                return;
+            }
+            listener = null;
+            if (keepAlive && channel.isActive()) {
+                channel.config().setAutoRead(true);
+                pool.addLast(this);
+            } else {
+                channel.close();
+            }
+        }
+
+        @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+            if (evt instanceof IdleStateEvent) {
+                if (listener == null) {
+                    ctx.close();
+                }
+                return;
+            }
+            ctx.fireUserEventTriggered(evt);
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) {
+            pool.remove(this);
+            UpstreamListener l = listener;
+            listener = null;
+            if (l != null && !responseDone) {
+                l.onReset(description + " at " + address + (headDelivered ? " closed the connection mid-answer"
+                        : " closed the connection before answering"), false);
+            }
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            ctx.close();
+        }
+    }
+}

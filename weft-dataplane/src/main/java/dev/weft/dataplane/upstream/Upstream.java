@@ -1,0 +1,27 @@
+package dev.weft.dataplane.upstream;
+
+import dev.weft.registry.Endpoint;
+import io.netty.channel.EventLoop;
+import io.netty.util.concurrent.Future;
+
+/**
+ * How an admitted request reaches the endpoint chosen for it: over WMP to a peer sidecar ({@link WmpUpstream}) or
+ * over HTTP/1.1 ({@link HttpUpstream}: to the local app, or to a peer sidecar with {@code --mesh-protocol http1}).
+ * The HTTP front ({@code ProxyHandler}) and the WMP front ({@code InboundExchange}) only see this interface, so
+ * each front works with each upstream.
+ *
+ * <p>Thread: {@link #open} is called on the Worker loop that owns the caller's connection; the call it returns,
+ * and every listener callback, stay on that loop.
+ */
+public interface Upstream {
+
+    /** The "connect" step: a call on a pooled connection to {@code endpoint}, on {@code loop}. */
+    Future<UpstreamCall> open(EventLoop loop, Endpoint endpoint, UpstreamListener listener);
+
+    /** Dialling failed: nothing was sent, so the request may safely go to another endpoint. */
+    final class ConnectException extends Exception {
+        public ConnectException(String message, Throwable cause) {
+            super(message, cause, false, false);
+        }
+    }
+}

@@ -1,0 +1,39 @@
+package dev.weft.dataplane.upstream;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.handler.codec.http.HttpRequest;
+
+/**
+ * One request/response on an upstream connection. Methods run on the owning Worker loop.
+ * Buffers: every {@code ByteBuf} passed in is owned by the call from then on (it is written, then released by the
+ * encoder, or released if the call is already over).
+ */
+public interface UpstreamCall {
+
+    /**
+     * Sends the request head as received from the caller; the call applies the proxy header rules
+     * ({@code ProxyHeaders.forward}) for its own wire format. {@code clientAddress} goes into X-Forwarded-For (null
+     * when the caller is itself a proxy hop that already added it). {@code body} is the first chunk, or the whole
+     * body when {@code endStream}.
+     */
+    void sendHead(HttpRequest head, String authority, String clientAddress, ByteBuf body, boolean endStream);
+
+    void sendData(ByteBuf body, boolean endStream);
+
+    /** Whether more request body may be sent now (flow-control credit left and the socket not backed up). */
+    boolean canSend();
+
+    /** Asks for {@link UpstreamListener#onWritable()} once {@link #canSend()} may be true again. */
+    void awaitWritable();
+
+    /** The caller has passed {@code bytes} of the answer's body on: the upstream may send that much more. */
+    void consumed(int bytes);
+
+    /** Abandons the call and frees the upstream's slot at once (WMP CANCEL; for HTTP/1.1, closing the connection). */
+    void cancel();
+
+    /** Bytes this call's connection sent and received on the wire so far (for per-request protocol cost). */
+    default long wireBytes() {
+        return -1;
+    }
+}

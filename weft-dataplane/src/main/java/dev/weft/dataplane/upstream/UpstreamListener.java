@@ -1,0 +1,25 @@
+package dev.weft.dataplane.upstream;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.handler.codec.http.HttpResponse;
+
+/**
+ * What an upstream answers, delivered on the owning Worker loop. The listener owns every buffer it is given and must
+ * write or release it; after passing answer body bytes on it calls {@link UpstreamCall#consumed(int)}.
+ */
+public interface UpstreamListener {
+
+    /** The answer's head, with its first body chunk (the whole body when {@code endStream}). */
+    void onResponseHead(HttpResponse head, ByteBuf body, boolean endStream);
+
+    void onResponseData(ByteBuf body, boolean endStream);
+
+    /** Request body may flow again (see {@link UpstreamCall#awaitWritable()}). */
+    void onWritable();
+
+    /**
+     * The call ended abnormally. {@code refused}: the upstream never started on it (a draining peer), so it is safe
+     * to retry elsewhere; {@code answered}: whether part of an answer was already delivered.
+     */
+    void onReset(String reason, boolean refused);
+}
