@@ -19,18 +19,18 @@ import java.util.concurrent.CountDownLatch;
                 "SIGTERM drains: deregister, stop accepting, finish in-flight requests (up to --drain-timeout), exit."})
 public final class SidecarCommand implements Callable<Integer> {
 
-    @Option(names = "--service", required = true, description = "Service name this instance registers as, e.g. provider.")
+    @Option(names = "--service", paramLabel = "NAME", required = true, description = "Service name this instance registers as, e.g. provider.")
     String service;
 
-    @Option(names = "--app", required = true, converter = HostPortConverter.class,
+    @Option(names = "--app", required = true, converter = HostPortConverter.class, paramLabel = "HOST:PORT",
             description = "HOST:PORT of the local application (HTTP/1.1).")
     InetSocketAddress app;
 
-    @Option(names = "--inbound", converter = HostPortConverter.class, defaultValue = "127.0.0.1:0",
+    @Option(names = "--inbound", converter = HostPortConverter.class, paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:0",
             description = "HOST:PORT for mesh traffic from peer sidecars (default: ${DEFAULT-VALUE}, any free port).")
     InetSocketAddress inbound;
 
-    @Option(names = "--advertise", converter = HostPortConverter.class,
+    @Option(names = "--advertise", converter = HostPortConverter.class, paramLabel = "HOST:PORT",
             description = "HOST:PORT peers should dial, when it differs from --inbound (e.g. binding 0.0.0.0).")
     InetSocketAddress advertise;
 
@@ -38,60 +38,60 @@ public final class SidecarCommand implements Callable<Integer> {
             description = "Repeatable. A local listener bound to one upstream service, e.g. provider=127.0.0.1:19000.")
     Map<String, String> upstreams = new LinkedHashMap<>();
 
-    @Option(names = "--outbound", converter = HostPortConverter.class,
+    @Option(names = "--outbound", converter = HostPortConverter.class, paramLabel = "HOST:PORT",
             description = "HOST:PORT of a shared listener that routes by the Host header (Host: provider).")
     InetSocketAddress outbound;
 
-    @Option(names = "--registry", defaultValue = "weft://127.0.0.1:7700",
+    @Option(names = "--registry", paramLabel = "URL", defaultValue = "weft://127.0.0.1:7700",
             description = "Registry URL: weft://HOST:PORT (embedded control plane) or etcd://H1:2379,... (default: ${DEFAULT-VALUE}).")
     String registry;
 
-    @Option(names = "--id", description = "Instance id, unique within the service (default: SERVICE-HOST-PORT of --inbound).")
+    @Option(names = "--id", paramLabel = "ID", description = "Instance id, unique within the service (default: SERVICE-HOST-PORT of --inbound).")
     String id;
 
-    @Option(names = "--weight", defaultValue = "1", description = "Relative share of traffic for weighted balancing (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--weight", paramLabel = "N", defaultValue = "1", description = "Relative share of traffic for weighted balancing (default: ${DEFAULT-VALUE}).")
     int weight;
 
-    @Option(names = "--capacity", defaultValue = "200",
+    @Option(names = "--capacity", paramLabel = "N", defaultValue = "200",
             description = "Most requests in flight to the app; peers honour it too (default: ${DEFAULT-VALUE}; 0 = unlimited).")
     int capacity;
 
-    @Option(names = "--admin", converter = HostPortConverter.class, defaultValue = "127.0.0.1:0",
+    @Option(names = "--admin", converter = HostPortConverter.class, paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:0",
             description = "HOST:PORT of the admin listener: /ready /live /config /metrics (default: ${DEFAULT-VALUE}).")
     InetSocketAddress admin;
 
-    @Option(names = "--balancer", defaultValue = "weighted-round-robin",
+    @Option(names = "--balancer", paramLabel = "NAME", defaultValue = "weighted-round-robin",
             description = "round-robin or weighted-round-robin (default: ${DEFAULT-VALUE}).")
     String balancer;
 
-    @Option(names = "--collaborator", defaultValue = "event-loop",
+    @Option(names = "--collaborator", paramLabel = "MODE", defaultValue = "event-loop",
             description = "How exchanges are carried: event-loop (continuations on the Worker) or virtual-thread (default: ${DEFAULT-VALUE}).")
     String collaborator;
 
-    @Option(names = "--workers", description = "Worker event loops (default: number of CPUs).")
+    @Option(names = "--workers", paramLabel = "N", description = "Worker event loops (default: number of CPUs).")
     Integer workers;
 
-    @Option(names = "--queue-size", defaultValue = "2048",
+    @Option(names = "--queue-size", paramLabel = "N", defaultValue = "2048",
             description = "Requests that may wait for capacity per destination before 503 (default: ${DEFAULT-VALUE}).")
     int queueSize;
 
-    @Option(names = "--queue-timeout", defaultValue = "5s", converter = DurationConverter.class,
+    @Option(names = "--queue-timeout", defaultValue = "5s", converter = DurationConverter.class, paramLabel = "DURATION",
             description = "Longest wait for capacity before 503 (default: ${DEFAULT-VALUE}).")
     Duration queueTimeout;
 
-    @Option(names = "--lease-ttl", defaultValue = "3s", converter = DurationConverter.class,
+    @Option(names = "--lease-ttl", defaultValue = "3s", converter = DurationConverter.class, paramLabel = "DURATION",
             description = "Registration lease TTL; a killed sidecar leaves peers' view within it (default: ${DEFAULT-VALUE}).")
     Duration leaseTtl;
 
-    @Option(names = "--mesh-protocol", defaultValue = "wmp",
+    @Option(names = "--mesh-protocol", paramLabel = "PROTOCOL", defaultValue = "wmp",
             description = "Link to peer sidecars: wmp (binary, multiplexed) or http1 (plain HTTP/1.1 keep-alive, for comparison) (default: ${DEFAULT-VALUE}).")
     String meshProtocol;
 
-    @Option(names = "--mesh-connections", defaultValue = "2",
+    @Option(names = "--mesh-connections", paramLabel = "N", defaultValue = "2",
             description = "Persistent WMP connections per peer and Worker (default: ${DEFAULT-VALUE}).")
     int meshConnections;
 
-    @Option(names = "--drain-timeout", defaultValue = "10s", converter = DurationConverter.class,
+    @Option(names = "--drain-timeout", defaultValue = "10s", converter = DurationConverter.class, paramLabel = "DURATION",
             description = "Longest a graceful drain waits for in-flight requests (default: ${DEFAULT-VALUE}).")
     Duration drainTimeout;
 
