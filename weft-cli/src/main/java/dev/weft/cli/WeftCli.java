@@ -1,5 +1,6 @@
 package dev.weft.cli;
 
+import dev.weft.bench.BenchCommand;
 import dev.weft.bench.DemoCommand;
 import dev.weft.bench.LoadCommand;
 import dev.weft.control.ControlCommand;
@@ -16,7 +17,7 @@ import picocli.CommandLine.Command;
 @Command(name = "weft", mixinStandardHelpOptions = true, version = "weft 0.1.0",
         description = "Weft: a service mesh for the JVM.",
         subcommands = {SidecarCommand.class, ControlCommand.class, DemoCommand.class, ProviderCommand.class,
-                ConsumerCommand.class, LoadCommand.class, CommandLine.HelpCommand.class})
+                ConsumerCommand.class, LoadCommand.class, BenchCommand.class, CommandLine.HelpCommand.class})
 public final class WeftCli implements Runnable {
 
     public static void main(String[] args) {

@@ -9,7 +9,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -33,7 +32,8 @@ final class ChildJvm implements AutoCloseable {
         List<String> cmd = new ArrayList<>();
         cmd.add(ProcessHandle.current().info().command().orElse("java"));
         cmd.addAll(Arrays.asList(System.getProperty("weft.jvm.flags", "").trim().split("\\s+")));
-        cmd.addAll(List.of("-Xmx128m", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"), WeftCli.class.getName()));
+        // Children run Netty's leak detector at paranoid level too; close() fails the test on any report.
+        cmd.addAll(List.of("-Xmx128m", "-XX:+UseSerialGC", "-Dio.netty.leakDetection.level=paranoid", "-cp", System.getProperty("java.class.path"), WeftCli.class.getName()));
         cmd.addAll(Arrays.asList(args));
         cmd.removeIf(String::isEmpty);
         Path log = dir.resolve(name + ".log");
@@ -78,8 +78,9 @@ final class ChildJvm implements AutoCloseable {
         process.waitFor(10, TimeUnit.SECONDS);
     }
 
+    /** Stops the process (SIGTERM, then SIGKILL after 10 s) and fails if it reported a leaked buffer. */
     @Override
-    public void close() throws InterruptedException {
+    public void close() throws InterruptedException, IOException {
         if (process.isAlive()) {
             process.destroy();
             if (!process.waitFor(10, TimeUnit.SECONDS)) {
@@ -87,9 +88,11 @@ final class ChildJvm implements AutoCloseable {
                 process.waitFor(5, TimeUnit.SECONDS);
             }
         }
+        String leaks = java.nio.file.Files.readAllLines(log).stream().filter(l -> l.contains("LEAK:"))
+                .collect(java.util.stream.Collectors.joining("\n"));
+        if (!leaks.isEmpty()) {
+            throw new AssertionError(name + " reported Netty buffer leaks:\n" + leaks);
+        }
     }
 
-    static CompletableFuture<Void> none() {
-        return CompletableFuture.completedFuture(null);
-    }
 }
