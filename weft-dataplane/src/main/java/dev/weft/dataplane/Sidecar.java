@@ -13,6 +13,7 @@ import dev.weft.dataplane.mesh.MeshPool;
 import dev.weft.dataplane.metrics.PrometheusText;
 import dev.weft.dataplane.metrics.SidecarMetrics;
 import dev.weft.dataplane.metrics.TrafficMetrics;
+import dev.weft.dataplane.observe.ExchangeObserver;
 import dev.weft.dataplane.outbound.OutboundServer;
 import dev.weft.dataplane.outbound.Router;
 import dev.weft.dataplane.transport.Transport;
@@ -73,8 +74,16 @@ public final class Sidecar implements AutoCloseable {
     private Thread readinessThread;
     private final Map<String, InetSocketAddress> bound = new LinkedHashMap<>();
 
+    private final ExchangeObserver observer;
+
     public Sidecar(SidecarConfig config) {
+        this(config, ExchangeObserver.NOOP);
+    }
+
+    /** @param observer sees every exchange (tracing, access logs); {@link ExchangeObserver#NOOP} for none */
+    public Sidecar(SidecarConfig config, ExchangeObserver observer) {
         this.config = config;
+        this.observer = observer;
     }
 
     /** Binds every listener and starts registration in the background; returns the bound addresses. */
@@ -95,7 +104,8 @@ public final class Sidecar implements AutoCloseable {
                 config.app().getPort(), 1, config.capacity(), Map.of())));
         Upstream appUpstream = new HttpUpstream(transport, "app");
 
-        inbound = new InboundServer(transport, appCluster, appUpstream, collaborator, metrics, limits, codecMetrics);
+        inbound = new InboundServer(transport, appCluster, appUpstream, collaborator, metrics, limits, codecMetrics,
+                observer, config.service());
         InetSocketAddress in = inbound.bind(config.inbound());
         bound.put("inbound", in);
 
@@ -106,7 +116,8 @@ public final class Sidecar implements AutoCloseable {
             default -> throw new IllegalArgumentException("unknown mesh protocol '" + config.meshProtocol()
                     + "' (expected: wmp, http1)");
         };
-        outbound = new OutboundServer(transport, router, meshUpstream, collaborator, metrics);
+        outbound = new OutboundServer(transport, router, meshUpstream, collaborator, metrics, observer,
+                config.service());
         for (Map.Entry<String, InetSocketAddress> u : new TreeMap<>(config.upstreams()).entrySet()) {
             bound.put("upstream " + u.getKey(), outbound.bind(u.getValue(), u.getKey()));
         }

@@ -44,6 +44,32 @@ public final class WmpHeaders {
         return fields[checkIndex(index) * 2 + 1];
     }
 
+    /** Replaces every value of a field with one (appends it if absent). The name must be lower case. */
+    public WmpHeaders set(String name, String value) {
+        int w = 0;
+        boolean replaced = false;
+        for (int i = 0; i < size; i++) {
+            if (fields[i * 2].equals(name)) {
+                if (replaced) {
+                    continue; // drop later duplicates
+                }
+                replaced = true;
+                fields[w * 2] = name;
+                fields[w * 2 + 1] = value;
+            } else if (w != i) {
+                fields[w * 2] = fields[i * 2];
+                fields[w * 2 + 1] = fields[i * 2 + 1];
+            }
+            w++;
+        }
+        for (int i = w; i < size; i++) {
+            fields[i * 2] = null;
+            fields[i * 2 + 1] = null;
+        }
+        size = w;
+        return replaced ? this : add(name, value);
+    }
+
     /** First value of a field, or null. */
     public String get(String name) {
         for (int i = 0; i < size; i++) {

@@ -7,6 +7,7 @@ import dev.weft.dataplane.http.ProxyHeaders;
 import dev.weft.dataplane.mesh.MeshStream;
 import dev.weft.dataplane.metrics.SidecarMetrics;
 import dev.weft.dataplane.metrics.TrafficMetrics;
+import dev.weft.dataplane.observe.ExchangeTrace;
 import dev.weft.dataplane.upstream.Upstream;
 import dev.weft.dataplane.upstream.UpstreamCall;
 import dev.weft.dataplane.upstream.UpstreamListener;
@@ -47,6 +48,9 @@ final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamLi
     private final SidecarMetrics metrics;
     private final TrafficMetrics traffic;
     private final long start = System.nanoTime();
+    private final ExchangeTrace trace;
+    private long bytesIn;
+    private long bytesOut;
     private final ArrayDeque<WmpData> pendingRequestBody = new ArrayDeque<>(0);
     private WmpRequest request;
     private boolean requestComplete;
@@ -61,7 +65,8 @@ final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamLi
     private boolean finished;
 
     InboundExchange(MeshStream stream, WmpRequest request, EventLoop loop, Cluster app, Upstream appUpstream,
-                    SidecarMetrics metrics) {
+                    SidecarMetrics metrics, ExchangeTrace trace) {
+        this.trace = trace;
         this.stream = stream;
         this.request = request;
         this.loop = loop;
@@ -87,6 +92,8 @@ final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamLi
                     slot = f.getNow();
                     if (finished) {
                         releaseSlot();
+                    } else {
+                        trace.admitted(app.service(), slot.endpoint().id(), slot.endpoint().address());
                     }
                 } else {
                     metrics.appRejectedAtCapacity.increment();
@@ -106,6 +113,7 @@ final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamLi
             f.addListener(x -> {
                 if (x.isSuccess()) {
                     call = f.getNow();
+                    trace.connected();
                     if (finished) {
                         call.cancel();
                         call = null;
@@ -130,7 +138,9 @@ final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamLi
             HttpRequest h = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.valueOf(r.method()), r.path());
             ProxyHeaders.toHttp(r.headers(), h.headers());
             traffic.bytesIn(r.body().readableBytes());
+            bytesIn += r.body().readableBytes();
             call.sendHead(h, r.authority(), null, r.body(), r.endStream());
+            trace.sent();
             if (!r.endStream()) {
                 creditAfterWrite(r.body().readableBytes());
             }
@@ -159,6 +169,7 @@ final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamLi
     private void sendRequestBody(WmpData d) {
         int n = d.body().readableBytes();
         traffic.bytesIn(n);
+        bytesIn += n;
         call.sendData(d.body(), d.endStream());
         if (!d.endStream()) {
             creditAfterWrite(n);
@@ -213,6 +224,7 @@ final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamLi
         headBody = body;
         headEnd = end;
         status = h.status().code();
+        trace.firstByte(status);
         answered.trySuccess(null);
     }
 
@@ -228,6 +240,7 @@ final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamLi
         head = null;
         headSent = true;
         traffic.bytesOut(body.readableBytes());
+        bytesOut += body.readableBytes();
         int n = body.readableBytes();
         stream.sendHead(new WmpResponse(stream.id(), headEnd, status, headers, body), n, headEnd);
         if (headEnd) {
@@ -245,6 +258,7 @@ final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamLi
         }
         int n = body.readableBytes();
         traffic.bytesOut(n);
+        bytesOut += n;
         stream.sendData(body, end);
         if (end) {
             finish();
@@ -279,6 +293,7 @@ final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamLi
             releaseSlot();
             releasePending();
             traffic.finished(499, start, false);
+            trace.end(499, bytesIn, bytesOut, "downstream-closed");
             return;
         }
         call = null; // the app's connection is gone
@@ -293,6 +308,7 @@ final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamLi
         releaseSlot();
         releasePending();
         traffic.finished(502, start, true);
+        trace.end(502, bytesIn, bytesOut, "app-reset");
     }
 
     @Override
@@ -319,6 +335,7 @@ final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamLi
         releaseSlot();
         releasePending();
         traffic.finished(code, start, true);
+        trace.end(code, bytesIn, bytesOut, kind);
     }
 
     private void finish() {
@@ -327,6 +344,7 @@ final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamLi
         releaseSlot();
         releasePending();
         traffic.finished(status, start, false);
+        trace.end(status, bytesIn, bytesOut, null);
     }
 
     private void cancelCall() {

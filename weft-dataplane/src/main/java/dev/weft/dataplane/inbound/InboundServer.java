@@ -6,6 +6,8 @@ import dev.weft.dataplane.http.HttpLimits;
 import dev.weft.dataplane.http.StrictHttpRequestDecoder;
 import dev.weft.dataplane.mesh.MeshSession;
 import dev.weft.dataplane.metrics.SidecarMetrics;
+import dev.weft.dataplane.observe.ExchangeObserver;
+import dev.weft.dataplane.observe.HeaderAccess;
 import dev.weft.dataplane.proxy.Destination;
 import dev.weft.dataplane.proxy.HttpProxyHandler;
 import dev.weft.dataplane.transport.Transport;
@@ -49,11 +51,16 @@ public final class InboundServer implements AutoCloseable {
     private final SidecarMetrics metrics;
     private final WmpLimits limits;
     private final WmpCodecMetrics codecMetrics;
+    private final ExchangeObserver observer;
+    private final String localService;
     private final ChannelGroup connections = new DefaultChannelGroup("weft-inbound", GlobalEventExecutor.INSTANCE);
     private Channel listener;
 
     public InboundServer(Transport transport, Cluster app, Upstream appUpstream, Collaborator collaborator,
-                         SidecarMetrics metrics, WmpLimits limits, WmpCodecMetrics codecMetrics) {
+                         SidecarMetrics metrics, WmpLimits limits, WmpCodecMetrics codecMetrics,
+                         ExchangeObserver observer, String localService) {
+        this.observer = observer;
+        this.localService = localService;
         this.transport = transport;
         this.app = app;
         this.appUpstream = appUpstream;
@@ -87,7 +94,9 @@ public final class InboundServer implements AutoCloseable {
         WmpCodec.install(p, limits, codecMetrics);
         p.addLast("idle", new IdleStateHandler(30, 10, 0, TimeUnit.SECONDS));
         p.addLast("session", new MeshSession((stream, request) -> {
-            InboundExchange ex = new InboundExchange(stream, request, ch.eventLoop(), app, appUpstream, metrics);
+            InboundExchange ex = new InboundExchange(stream, request, ch.eventLoop(), app, appUpstream, metrics,
+                    observer.start(ExchangeObserver.Direction.INBOUND, localService, request.method(), request.path(),
+                            HeaderAccess.of(request.headers()), String.valueOf(ch.remoteAddress())));
             collaborator.carry(ex);
             return ex;
         }, String.valueOf(ch.remoteAddress())));
@@ -98,7 +107,7 @@ public final class InboundServer implements AutoCloseable {
         p.addLast("http-encoder", new HttpResponseEncoder());
         p.addLast("expect-continue", new HttpServerExpectContinueHandler());
         p.addLast("proxy", new HttpProxyHandler(Destination.app(app), appUpstream, collaborator, metrics,
-                metrics.inbound, false));
+                metrics.inbound, false, observer, localService));
     }
 
     /**

@@ -4,6 +4,7 @@ import dev.weft.dataplane.collab.Collaborator;
 import dev.weft.dataplane.http.HttpLimits;
 import dev.weft.dataplane.http.StrictHttpRequestDecoder;
 import dev.weft.dataplane.metrics.SidecarMetrics;
+import dev.weft.dataplane.observe.ExchangeObserver;
 import dev.weft.dataplane.proxy.Destination;
 import dev.weft.dataplane.proxy.HttpProxyHandler;
 import dev.weft.dataplane.transport.Transport;
@@ -36,11 +37,15 @@ public final class OutboundServer implements AutoCloseable {
     private final Upstream meshUpstream;
     private final Collaborator collaborator;
     private final SidecarMetrics metrics;
+    private final ExchangeObserver observer;
+    private final String localService;
     private final List<Channel> listeners = new ArrayList<>();
     private final ChannelGroup connections = new DefaultChannelGroup("weft-outbound", GlobalEventExecutor.INSTANCE);
 
     public OutboundServer(Transport transport, Router router, Upstream meshUpstream, Collaborator collaborator,
-                          SidecarMetrics metrics) {
+                          SidecarMetrics metrics, ExchangeObserver observer, String localService) {
+        this.observer = observer;
+        this.localService = localService;
         this.transport = transport;
         this.router = router;
         this.meshUpstream = meshUpstream;
@@ -72,7 +77,7 @@ public final class OutboundServer implements AutoCloseable {
                         c.pipeline().addLast("http-encoder", new HttpResponseEncoder());
                         c.pipeline().addLast("expect-continue", new HttpServerExpectContinueHandler());
                         c.pipeline().addLast("proxy", new HttpProxyHandler(destination, meshUpstream, collaborator,
-                                metrics, metrics.outbound, true));
+                                metrics, metrics.outbound, true, observer, localService));
                     }
                 })
                 .bind(address).sync().channel();

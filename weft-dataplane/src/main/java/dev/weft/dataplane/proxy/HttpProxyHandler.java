@@ -8,6 +8,9 @@ import dev.weft.dataplane.http.HttpErrors;
 import dev.weft.dataplane.http.StrictHttpRequestDecoder;
 import dev.weft.dataplane.metrics.SidecarMetrics;
 import dev.weft.dataplane.metrics.TrafficMetrics;
+import dev.weft.dataplane.observe.ExchangeObserver;
+import dev.weft.dataplane.observe.ExchangeTrace;
+import dev.weft.dataplane.observe.HeaderAccess;
 import dev.weft.dataplane.upstream.Upstream;
 import dev.weft.dataplane.upstream.UpstreamCall;
 import dev.weft.dataplane.upstream.UpstreamListener;
@@ -69,11 +72,15 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     private final SidecarMetrics metrics;
     private final TrafficMetrics traffic;
     private final boolean addClientAddress;
+    private final ExchangeObserver observer;
+    private final String localService;
+    private final ExchangeObserver.Direction direction;
     private final ArrayDeque<Object> backlog = new ArrayDeque<>();
     private ChannelHandlerContext ctx;
     private ProxyExchange current;
     private boolean closing;
     private String clientAddress;
+    private String peer;
 
     /**
      * @param traffic          the direction's counters (outbound for the app's calls, inbound for the mesh's)
@@ -81,7 +88,11 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
      *                         original client, false on the mesh's second hop (the first hop already added it)
      */
     public HttpProxyHandler(Destination destination, Upstream upstream, Collaborator collaborator,
-                            SidecarMetrics metrics, TrafficMetrics traffic, boolean addClientAddress) {
+                            SidecarMetrics metrics, TrafficMetrics traffic, boolean addClientAddress,
+                            ExchangeObserver observer, String localService) {
+        this.observer = observer;
+        this.localService = localService;
+        this.direction = traffic == metrics.inbound ? ExchangeObserver.Direction.INBOUND : ExchangeObserver.Direction.OUTBOUND;
         this.destination = destination;
         this.upstream = upstream;
         this.collaborator = collaborator;
@@ -93,6 +104,9 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
         this.ctx = ctx;
+        if (ctx.channel().remoteAddress() instanceof InetSocketAddress a) {
+            peer = a.getAddress().getHostAddress() + ":" + a.getPort();
+        }
         if (addClientAddress && ctx.channel().remoteAddress() instanceof InetSocketAddress a) {
             clientAddress = a.getAddress().getHostAddress();
         }
@@ -138,6 +152,8 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             rejectMalformed(req.decoderResult().cause(), start);
             return;
         }
+        ExchangeTrace trace = observer.start(direction, localService, req.method().name(), req.uri(),
+                HeaderAccess.of(req.headers()), peer);
         Cluster cluster;
         try {
             cluster = destination.resolve(req);
@@ -148,9 +164,10 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
                 metrics.badRequests.increment();
             }
             respondError(HttpResponseStatus.valueOf(e.status()), e.kind(), e.getMessage(), start, e.status() == 400);
+            trace.end(e.status(), 0, 0, e.kind());
             return;
         }
-        current = new ProxyExchange(req, cluster, start);
+        current = new ProxyExchange(req, cluster, start, trace);
         collaborator.carry(current);
     }
 
@@ -237,7 +254,10 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         private final HttpRequest request;
         private final Cluster cluster;
         private final long start;
+        private final ExchangeTrace trace;
         private final boolean keepAlive;
+        private long bytesIn;
+        private long bytesOut;
         private final ArrayDeque<HttpContent> pendingBody = new ArrayDeque<>(2);
         private final ArrayDeque<HttpContent> pendingAnswer = new ArrayDeque<>(0);
         boolean requestComplete;
@@ -252,10 +272,11 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         private boolean finished;
         private int status;
 
-        ProxyExchange(HttpRequest request, Cluster cluster, long start) {
+        ProxyExchange(HttpRequest request, Cluster cluster, long start, ExchangeTrace trace) {
             this.request = request;
             this.cluster = cluster;
             this.start = start;
+            this.trace = trace;
             this.keepAlive = HttpUtil.isKeepAlive(request);
         }
 
@@ -273,6 +294,8 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
                         endpoint = f.getNow();
                         if (finished) {
                             releaseSlot(); // the client left while we waited for capacity
+                        } else {
+                            trace.admitted(cluster.service(), endpoint.endpoint().id(), endpoint.endpoint().address());
                         }
                     }
                 });
@@ -292,6 +315,7 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
                     if (x.isSuccess()) {
                         target.markReachable();
                         call = f.getNow();
+                        trace.connected();
                         if (finished) {
                             call.cancel();
                         }
@@ -327,7 +351,9 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
                 end = true;
             }
             traffic.bytesIn(body.readableBytes());
+            bytesIn += body.readableBytes();
             call.sendHead(request, destination.authority(request, cluster), clientAddress, body, end);
+            trace.sent();
             pumpBody();
         }
 
@@ -357,6 +383,7 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             while ((c = pendingBody.peek()) != null && call.canSend()) {
                 pendingBody.poll();
                 traffic.bytesIn(c.content().readableBytes());
+                bytesIn += c.content().readableBytes();
                 call.sendData(c.content(), c instanceof LastHttpContent);
             }
             if (!pendingBody.isEmpty()) {
@@ -381,6 +408,7 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             head = h;
             headBody = body;
             headEnd = end;
+            trace.firstByte(h.status().code());
             answered.trySuccess(null);
         }
 
@@ -431,6 +459,7 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         private void writeBody(ByteBuf body, boolean end) {
             int n = body.readableBytes();
             traffic.bytesOut(n);
+            bytesOut += n;
             HttpContent chunk = end ? new DefaultLastHttpContent(body) : new DefaultHttpContent(body);
             if (end) {
                 ctx.writeAndFlush(chunk, ctx.voidPromise());
@@ -500,6 +529,7 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             releaseSlot();
             releasePending();
             traffic.finished(st.code(), start, true);
+            trace.end(st.code(), bytesIn, bytesOut, kind);
             boolean close = !requestComplete || !keepAlive;
             ctx.writeAndFlush(HttpErrors.response(ctx.alloc(), st, kind, cause.getMessage(), close));
             exchangeDone(this, close);
@@ -516,6 +546,7 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             releaseSlot();
             releasePending();
             traffic.finished(status, start, false);
+            trace.end(status, bytesIn, bytesOut, closeConnection ? "upstream-reset" : null);
             // An answer that ended before its request body did leaves unread bytes: the connection cannot be reused.
             exchangeDone(this, closeConnection || !keepAlive || !requestComplete);
         }
@@ -532,6 +563,7 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             releaseSlot();
             releasePending();
             traffic.finished(499, start, false);
+            trace.end(499, bytesIn, bytesOut, "downstream-closed");
             current = null;
         }
 
