@@ -60,8 +60,9 @@ public final class SidecarCommand implements Callable<Integer> {
             description = "HOST:PORT of the admin listener: /ready /live /config /metrics (default: ${DEFAULT-VALUE}).")
     InetSocketAddress admin;
 
-    @Option(names = "--balancer", paramLabel = "NAME", defaultValue = "weighted-round-robin",
-            description = "round-robin or weighted-round-robin (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--balancer", paramLabel = "NAME", defaultValue = "p2c-peak-ewma",
+            description = "p2c-peak-ewma (latency and load aware), least-request, round-robin, weighted-round-robin, "
+                    + "or ring-hash:HEADER (consistent hashing on a header) (default: ${DEFAULT-VALUE}).")
     String balancer;
 
     @Option(names = "--collaborator", paramLabel = "MODE", defaultValue = "event-loop",

@@ -1,6 +1,8 @@
 package dev.weft.dataplane.balancing;
 
+import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.function.Supplier;
 
 /**
  * Chooses an endpoint for one request. One instance per Worker event loop (as Envoy keeps one load balancer per
@@ -11,38 +13,69 @@ import java.util.List;
  */
 public interface Balancer {
 
-    /** @param endpoints the cluster's current endpoints (same list instance until the endpoint set changes) */
-    EndpointState pick(List<EndpointState> endpoints);
+    /**
+     * @param endpoints the cluster's current endpoints (same list instance until the endpoint set changes)
+     * @param hash      the request's hash key for {@code ring-hash}; 0 for other balancers
+     */
+    EndpointState pick(List<EndpointState> endpoints, long hash);
 
     /** Creates one balancer per Worker. */
     interface Factory {
+        /** The configured name, e.g. {@code p2c-peak-ewma} or {@code ring-hash:x-user-id}. */
         String name();
 
         Balancer create();
+
+        /** For ring-hash: the request header whose value is hashed; null otherwise. */
+        default String hashHeader() {
+            return null;
+        }
     }
 
+    /** The default: adapts to latency and load with no configuration. */
+    String DEFAULT = "p2c-peak-ewma";
+
+    /**
+     * Parses a balancer name: {@code p2c-peak-ewma} (default), {@code least-request}, {@code round-robin},
+     * {@code weighted-round-robin}, or {@code ring-hash:HEADER}.
+     */
     static Factory named(String name) {
         return switch (name) {
-            case "round-robin" -> new Factory() {
-                public String name() {
-                    return "round-robin";
+            case "p2c-peak-ewma" -> factory(name, P2cPeakEwmaBalancer::new, null);
+            case "least-request" -> factory(name, LeastRequestBalancer::new, null);
+            case "round-robin" -> factory(name, RoundRobinBalancer::new, null);
+            case "weighted-round-robin" -> factory(name, WeightedRoundRobinBalancer::new, null);
+            default -> {
+                if (name.startsWith("ring-hash:") && name.length() > "ring-hash:".length()) {
+                    yield factory(name, RingHashBalancer::new, name.substring("ring-hash:".length()).toLowerCase());
                 }
+                throw new IllegalArgumentException("unknown balancer '" + name + "' (expected: p2c-peak-ewma, "
+                        + "least-request, round-robin, weighted-round-robin, ring-hash:HEADER)");
+            }
+        };
+    }
 
-                public Balancer create() {
-                    return new RoundRobinBalancer();
-                }
-            };
-            case "weighted-round-robin" -> new Factory() {
-                public String name() {
-                    return "weighted-round-robin";
-                }
+    /** The hash key of a header value for ring-hash (stable across processes). */
+    static long hashOf(String value) {
+        return value == null ? 0 : RingHashBalancer.fnv(value.getBytes(StandardCharsets.UTF_8));
+    }
 
-                public Balancer create() {
-                    return new WeightedRoundRobinBalancer();
-                }
-            };
-            default -> throw new IllegalArgumentException(
-                    "unknown balancer '" + name + "' (expected: round-robin, weighted-round-robin)");
+    private static Factory factory(String name, Supplier<Balancer> supplier, String header) {
+        return new Factory() {
+            @Override
+            public String name() {
+                return name;
+            }
+
+            @Override
+            public Balancer create() {
+                return supplier.get();
+            }
+
+            @Override
+            public String hashHeader() {
+                return header;
+            }
         };
     }
 }

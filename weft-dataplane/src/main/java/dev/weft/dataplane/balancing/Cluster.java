@@ -108,10 +108,21 @@ public final class Cluster {
         }
     }
 
+    /** For ring-hash: the request header whose value picks the endpoint; null for other balancers. */
+    public String hashHeader() {
+        return balancerFactory.hashHeader();
+    }
+
+    public Future<EndpointState> acquire(EventExecutor loop) {
+        return acquire(loop, 0);
+    }
+
     /**
      * Asks for a slot at some endpoint. Must be called on {@code loop}; the returned future completes on it.
+     *
+     * @param hash the request's hash key (see {@link #hashHeader()}), 0 when unused
      */
-    public Future<EndpointState> acquire(EventExecutor loop) {
+    public Future<EndpointState> acquire(EventExecutor loop, long hash) {
         Promise<EndpointState> promise = loop.newPromise();
         List<EndpointState> eps = endpoints;
         if (eps.isEmpty() && known) {
@@ -121,7 +132,7 @@ public final class Cluster {
         // Waiters go first: a newcomer must not overtake requests already queued. A service the registry has not
         // answered for yet (first request by Host name) also waits here, for its first snapshot.
         if (waiters.isEmpty() && !eps.isEmpty()) {
-            EndpointState chosen = balancers.computeIfAbsent(loop, l -> balancerFactory.create()).pick(eps);
+            EndpointState chosen = balancers.computeIfAbsent(loop, l -> balancerFactory.create()).pick(eps, hash);
             if (chosen != null) {
                 return promise.setSuccess(chosen);
             }

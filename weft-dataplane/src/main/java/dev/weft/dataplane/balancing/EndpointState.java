@@ -1,5 +1,7 @@
 package dev.weft.dataplane.balancing;
 
+import com.netflix.concurrency.limits.Limit;
+import com.netflix.concurrency.limits.limit.Gradient2Limit;
 import dev.weft.registry.Endpoint;
 
 import java.util.concurrent.atomic.AtomicInteger;
@@ -20,8 +22,21 @@ public final class EndpointState {
     /** Until when (System.nanoTime) the endpoint is skipped because dialling it failed; 0 when reachable. */
     private volatile long unreachableUntil;
 
+    /** Time constant of the latency average: how fast an endpoint's past stops counting (Finagle uses 10 s too). */
+    private static final double DECAY_NANOS = 10e9;
+
+    private volatile double ewmaNanos;
+    private volatile long ewmaStamp;
+    /**
+     * Learned concurrency limit for endpoints that registered no capacity (capacity 0): the gradient algorithm of
+     * Netflix's concurrency-limits library raises the limit while latency stays at its no-load level and cuts it when
+     * queueing shows, so an endpoint is never sent more than it can take even when nobody said how much that is.
+     */
+    private final Limit adaptive;
+
     public EndpointState(Endpoint endpoint) {
         this.endpoint = endpoint;
+        this.adaptive = Gradient2Limit.newBuilder().initialLimit(20).minLimit(4).maxConcurrency(1000).build();
     }
 
     public Endpoint endpoint() {
@@ -45,8 +60,14 @@ public final class EndpointState {
         return inFlight.get();
     }
 
-    public boolean hasRoom() {
+    /** The most requests this endpoint may have in flight: its registered capacity, else the learned limit. */
+    public int effectiveCapacity() {
         int cap = endpoint.capacity();
+        return cap != 0 ? cap : adaptive.getLimit();
+    }
+
+    public boolean hasRoom() {
+        int cap = effectiveCapacity();
         return !removed && !isUnreachable() && (cap == 0 || inFlight.get() < cap);
     }
 
@@ -77,7 +98,7 @@ public final class EndpointState {
         if (removed || isUnreachable()) {
             return false;
         }
-        int cap = endpoint.capacity();
+        int cap = effectiveCapacity();
         while (true) {
             int n = inFlight.get();
             if (cap != 0 && n >= cap) {
@@ -96,6 +117,39 @@ public final class EndpointState {
 
     public void recordFailure() {
         failures.increment();
+    }
+
+    /**
+     * Records one answer's latency (request sent → answer head). Peak-EWMA: a sample above the average replaces it at
+     * once (a slowing endpoint is avoided immediately), lower samples pull it down gradually. Racy updates between
+     * Workers lose at most a sample, which an average tolerates; no lock on the hot path.
+     */
+    public void recordLatency(long rttNanos, int inFlightAtStart, boolean dropped) {
+        long now = System.nanoTime();
+        double prev = ewmaNanos;
+        if (prev == 0 || rttNanos > prev) {
+            ewmaNanos = rttNanos;
+        } else {
+            double w = Math.exp(-(now - ewmaStamp) / DECAY_NANOS);
+            ewmaNanos = prev * w + rttNanos * (1 - w);
+        }
+        ewmaStamp = now;
+        if (endpoint.capacity() == 0) {
+            adaptive.onSample(now - rttNanos, rttNanos, inFlightAtStart, dropped);
+        }
+    }
+
+    /** Expected cost of sending one more request here: latency × (outstanding + 1) / weight. */
+    public double cost() {
+        double latency = ewmaNanos;
+        if (latency == 0) {
+            latency = 1e6; // unknown yet: assume 1 ms so new endpoints get traffic and a measurement
+        }
+        return latency * (inFlight.get() + 1) / endpoint.weight();
+    }
+
+    public double latencyEwmaMillis() {
+        return ewmaNanos / 1e6;
     }
 
     public long requests() {

@@ -7,7 +7,7 @@ final class RoundRobinBalancer implements Balancer {
     private int next;
 
     @Override
-    public EndpointState pick(List<EndpointState> endpoints) {
+    public EndpointState pick(List<EndpointState> endpoints, long hash) {
         int n = endpoints.size();
         for (int i = 0; i < n; i++) {
             int idx = Math.floorMod(next++, n);

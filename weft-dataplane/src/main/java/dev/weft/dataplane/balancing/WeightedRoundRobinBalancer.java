@@ -13,7 +13,7 @@ final class WeightedRoundRobinBalancer implements Balancer {
     private int[] current = new int[0];
 
     @Override
-    public EndpointState pick(List<EndpointState> endpoints) {
+    public EndpointState pick(List<EndpointState> endpoints, long hash) {
         if (endpoints != seen) {
             // The endpoint set changed (a registry update): scores restart, which only costs a few picks of smoothness.
             seen = endpoints;

@@ -1,5 +1,6 @@
 package dev.weft.dataplane.proxy;
 
+import dev.weft.dataplane.balancing.Balancer;
 import dev.weft.dataplane.balancing.Cluster;
 import dev.weft.dataplane.balancing.EndpointState;
 import dev.weft.dataplane.collab.Collaborator;
@@ -258,6 +259,8 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         private final boolean keepAlive;
         private long bytesIn;
         private long bytesOut;
+        private long sentNanos;
+        private int inFlightAtSend;
         private final ArrayDeque<HttpContent> pendingBody = new ArrayDeque<>(2);
         private final ArrayDeque<HttpContent> pendingAnswer = new ArrayDeque<>(0);
         boolean requestComplete;
@@ -288,7 +291,9 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         @Override
         public Future<?> admit() {
             return Exchange.onLoop(loop(), () -> {
-                Future<EndpointState> f = cluster.acquire(loop());
+                String hashHeader = cluster.hashHeader();
+                long hash = hashHeader == null ? 0 : Balancer.hashOf(request.headers().get(hashHeader));
+                Future<EndpointState> f = cluster.acquire(loop(), hash);
                 f.addListener(x -> {
                     if (x.isSuccess()) {
                         endpoint = f.getNow();
@@ -352,6 +357,8 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             }
             traffic.bytesIn(body.readableBytes());
             bytesIn += body.readableBytes();
+            sentNanos = System.nanoTime();
+            inFlightAtSend = endpoint.inFlight();
             call.sendHead(request, destination.authority(request, cluster), clientAddress, body, end);
             trace.sent();
             pumpBody();
@@ -408,6 +415,10 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             head = h;
             headBody = body;
             headEnd = end;
+            if (endpoint != null) {
+                // Feeds the latency-aware balancer and the learned concurrency limit; a 503 is the upstream shedding.
+                endpoint.recordLatency(System.nanoTime() - sentNanos, inFlightAtSend, h.status().code() == 503);
+            }
             trace.firstByte(h.status().code());
             answered.trySuccess(null);
         }
@@ -493,6 +504,9 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             }
             if (endpoint != null && !(cause instanceof Cluster.NoCapacityException)) {
                 endpoint.recordFailure();
+                if (sentNanos != 0) {
+                    endpoint.recordLatency(System.nanoTime() - sentNanos, inFlightAtSend, true);
+                }
             }
             if (cause instanceof Upstream.ConnectException && attempts < MAX_ATTEMPTS) {
                 // Nothing was sent (the dial failed), so trying another endpoint cannot duplicate the request.
