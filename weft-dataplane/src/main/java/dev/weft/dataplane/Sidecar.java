@@ -236,6 +236,15 @@ public final class Sidecar implements AutoCloseable {
         }
     }
 
+    /**
+     * Applies resilience policies by destination service ("*" = every service without its own); the local
+     * service's entry also governs the inbound side (rate limits, timeout towards the app).
+     */
+    public void applyPolicies(Map<String, dev.weft.dataplane.resilience.ServicePolicy> policies) {
+        router.applyPolicies(policies);
+        appCluster.policy(router.policyFor(config.service()));
+    }
+
     public SidecarMetrics metrics() {
         return metrics;
     }

@@ -1,5 +1,8 @@
 package dev.weft.dataplane.balancing;
 
+import dev.weft.dataplane.resilience.RateLimiter;
+import dev.weft.dataplane.resilience.RetryBudget;
+import dev.weft.dataplane.resilience.ServicePolicy;
 import dev.weft.registry.Endpoint;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.Future;
@@ -40,6 +43,19 @@ public final class Cluster {
     private final LongAdder rejectedNoEndpoints = new LongAdder();
     private volatile List<EndpointState> endpoints = List.of();
     private volatile boolean known;
+    private volatile Protection protection = new Protection(ServicePolicy.DEFAULT);
+    private final Map<String, RateLimiter> perCaller = new ConcurrentHashMap<>();
+    private final LongAdder rateLimited = new LongAdder();
+    private final LongAdder retries = new LongAdder();
+    private final LongAdder timeouts = new LongAdder();
+
+    /** A policy with the state it needs (budget, limiter): swapped as one, so a policy change is atomic. */
+    private record Protection(ServicePolicy policy, RetryBudget budget, RateLimiter limiter) {
+        Protection(ServicePolicy p) {
+            this(p, new RetryBudget(p.retry().budgetRatio(), p.retry().minPerSecond()),
+                    p.rateLimit() > 0 ? new RateLimiter(p.rateLimit(), p.rateBurst()) : null);
+        }
+    }
 
     public Cluster(String service, Balancer.Factory balancerFactory, int maxQueue, Duration queueTimeout) {
         this.service = service;
@@ -105,6 +121,92 @@ public final class Cluster {
             failAllWaiters();
         } else {
             drainWaiters();
+        }
+    }
+
+    public ServicePolicy policy() {
+        return protection.policy();
+    }
+
+    /** Applies a new policy; requests in flight finish under the one they started with. */
+    public void policy(ServicePolicy p) {
+        protection = new Protection(p);
+        perCaller.clear();
+    }
+
+    public RetryBudget retryBudget() {
+        return protection.budget();
+    }
+
+    public long rateLimited() {
+        return rateLimited.sum();
+    }
+
+    public long retries() {
+        return retries.sum();
+    }
+
+    public void countRetry() {
+        retries.increment();
+    }
+
+    public void countTimeout() {
+        timeouts.increment();
+    }
+
+    public long timeouts() {
+        return timeouts.sum();
+    }
+
+    /** A slot right now from the Worker's balancer, or null; never queues. Call on {@code loop}. */
+    public EndpointState tryPick(EventExecutor loop, long hash) {
+        List<EndpointState> eps = endpoints;
+        return eps.isEmpty() ? null : balancers.computeIfAbsent(loop, l -> balancerFactory.create()).pick(eps, hash);
+    }
+
+    /**
+     * Local rate limiting (policy {@code rate-limit}, and {@code per-caller-rate} keyed by the calling service).
+     *
+     * @return 0 when admitted, else nanoseconds until a request could pass (for Retry-After)
+     */
+    public long checkRate(String caller) {
+        Protection pr = protection;
+        long wait = pr.limiter() == null ? 0 : pr.limiter().tryAcquire();
+        if (wait == 0 && pr.policy().perCallerRate() > 0 && caller != null) {
+            // Bounded: at most 1024 distinct callers are tracked; beyond that unknown callers share one bucket.
+            String key = perCaller.size() < 1024 || perCaller.containsKey(caller) ? caller : "(other)";
+            wait = perCaller.computeIfAbsent(key, k -> new RateLimiter(pr.policy().perCallerRate(),
+                    Math.max(1, (int) pr.policy().perCallerRate() / 10))).tryAcquire();
+        }
+        if (wait != 0) {
+            rateLimited.increment();
+        }
+        return wait;
+    }
+
+    /**
+     * Outlier detection: records an attempt's outcome at an endpoint and ejects it after the policy's number of
+     * failures in a row, unless that would eject more than the policy's share of the service.
+     */
+    public void recordOutcome(EndpointState e, boolean failed) {
+        if (!failed) {
+            e.recordSuccess();
+            return;
+        }
+        ServicePolicy.OutlierPolicy op = protection.policy().outlier();
+        int streak = e.recordConsecutiveFailure();
+        if (op.consecutiveFailures() <= 0 || streak < op.consecutiveFailures() || e.isEjected()) {
+            return;
+        }
+        List<EndpointState> eps = endpoints;
+        int ejected = 0;
+        for (EndpointState x : eps) {
+            if (x.isEjected()) {
+                ejected++;
+            }
+        }
+        if ((ejected + 1) * 100 <= op.maxEjectedPercent() * eps.size()) {
+            e.eject(op.baseEjection().toNanos(), op.maxEjection().toNanos(), op.consecutiveFailures());
         }
     }
 

@@ -19,6 +19,11 @@ public final class EndpointState {
     private final LongAdder requests = new LongAdder();
     private final LongAdder failures = new LongAdder();
     private volatile boolean removed;
+    private final AtomicInteger consecutiveFailures = new AtomicInteger();
+    private final AtomicInteger ejections = new AtomicInteger();
+    private final LongAdder ejectionsTotal = new LongAdder();
+    /** Until when (System.nanoTime) outlier detection keeps the endpoint out; 0 when admitted. */
+    private volatile long ejectedUntil;
     /** Until when (System.nanoTime) the endpoint is skipped because dialling it failed; 0 when reachable. */
     private volatile long unreachableUntil;
 
@@ -68,7 +73,7 @@ public final class EndpointState {
 
     public boolean hasRoom() {
         int cap = effectiveCapacity();
-        return !removed && !isUnreachable() && (cap == 0 || inFlight.get() < cap);
+        return !removed && !isUnreachable() && !isEjected() && (cap == 0 || inFlight.get() < cap);
     }
 
     /**
@@ -95,7 +100,7 @@ public final class EndpointState {
 
     /** Takes a slot if the endpoint is below its capacity. Lock free: a CAS loop on the shared counter. */
     public boolean tryAcquire() {
-        if (removed || isUnreachable()) {
+        if (removed || isUnreachable() || isEjected()) {
             return false;
         }
         int cap = effectiveCapacity();
@@ -117,6 +122,41 @@ public final class EndpointState {
 
     public void recordFailure() {
         failures.increment();
+    }
+
+    /** An answer below 500 arrived: the failure streak ends. Written only when there was a streak (hot path). */
+    public void recordSuccess() {
+        if (consecutiveFailures.get() != 0) {
+            consecutiveFailures.set(0);
+        }
+    }
+
+    /** One more failure in a row (5xx, reset, refused dial); returns the length of the streak. */
+    public int recordConsecutiveFailure() {
+        failures.increment();
+        return consecutiveFailures.incrementAndGet();
+    }
+
+    /**
+     * Takes the endpoint out of rotation for {@code base × 2^(n-1)} (n = how often it was ejected, capped): each
+     * relapse keeps it out longer. When the time is up it is readmitted with a streak one short of the threshold, so
+     * the first request that probes it decides: success readmits it fully, failure ejects it again, for longer.
+     */
+    public void eject(long baseNanos, long maxNanos, int threshold) {
+        int n = ejections.incrementAndGet();
+        long time = Math.min(maxNanos, baseNanos << Math.min(20, n - 1));
+        ejectedUntil = System.nanoTime() + time;
+        consecutiveFailures.set(Math.max(0, threshold - 1));
+        ejectionsTotal.increment();
+    }
+
+    public boolean isEjected() {
+        long until = ejectedUntil;
+        return until != 0 && System.nanoTime() < until;
+    }
+
+    public long ejectionsTotal() {
+        return ejectionsTotal.sum();
     }
 
     /**

@@ -8,6 +8,7 @@ import dev.weft.dataplane.mesh.MeshStream;
 import dev.weft.dataplane.metrics.SidecarMetrics;
 import dev.weft.dataplane.metrics.TrafficMetrics;
 import dev.weft.dataplane.observe.ExchangeTrace;
+import dev.weft.dataplane.resilience.Deadlines;
 import dev.weft.dataplane.upstream.Upstream;
 import dev.weft.dataplane.upstream.UpstreamCall;
 import dev.weft.dataplane.upstream.UpstreamListener;
@@ -25,9 +26,11 @@ import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpVersion;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
+import io.netty.util.concurrent.ScheduledFuture;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The inbound path over WMP: one stream from a peer sidecar, carried to the local app and answered back on the
@@ -51,6 +54,7 @@ final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamLi
     private final ExchangeTrace trace;
     private long bytesIn;
     private long bytesOut;
+    private ScheduledFuture<?> timer;
     private final ArrayDeque<WmpData> pendingRequestBody = new ArrayDeque<>(0);
     private WmpRequest request;
     private boolean requestComplete;
@@ -76,6 +80,16 @@ final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamLi
         this.traffic = metrics.inbound;
         this.requestComplete = request.endStream();
         traffic.started();
+        // The caller's remaining budget (or this service's own policy timeout) bounds the app's time too.
+        long deadline = Deadlines.deadline(start, app.policy().timeout(), request.headers().get(Deadlines.DEADLINE_HEADER));
+        if (deadline != 0) {
+            timer = loop.schedule(() -> {
+                if (!finished && !headSent) {
+                    app.countTimeout();
+                    fail(new TimeoutException());
+                }
+            }, Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+        }
     }
 
     @Override
@@ -86,6 +100,10 @@ final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamLi
     @Override
     public Future<?> admit() {
         return Exchange.onLoop(loop, () -> {
+            long wait = app.checkRate(request == null ? null : request.headers().get(Deadlines.CALLER_HEADER));
+            if (wait != 0) {
+                return loop.newFailedFuture(new RateLimitedException(wait));
+            }
             Future<EndpointState> f = app.acquire(loop);
             f.addListener(x -> {
                 if (x.isSuccess()) {
@@ -317,15 +335,36 @@ final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamLi
             return;
         }
         finished = true;
-        int code = cause instanceof Cluster.NoCapacityException ? 503 : 502;
-        String kind = code == 503 ? "app-at-capacity" : "app-unavailable";
-        String message = cause instanceof Cluster.NoCapacityException
-                ? "app of this sidecar is at capacity: " + cause.getMessage()
-                : cause.getMessage();
+        int code;
+        String kind;
+        String message;
+        String retryAfter = null;
+        if (cause instanceof RateLimitedException rl) {
+            code = 429;
+            kind = "rate-limited";
+            retryAfter = String.valueOf(Math.max(1, TimeUnit.NANOSECONDS.toSeconds(rl.waitNanos + 999_999_999L)));
+            message = "rate limit of service '" + app.service().substring("app:".length()) + "' exceeded; retry after "
+                    + retryAfter + " s";
+        } else if (cause instanceof TimeoutException) {
+            code = 504;
+            kind = "timeout";
+            message = cause.getMessage();
+        } else if (cause instanceof Cluster.NoCapacityException) {
+            code = 503;
+            kind = "app-at-capacity";
+            message = "app of this sidecar is at capacity: " + cause.getMessage();
+        } else {
+            code = 502;
+            kind = "app-unavailable";
+            message = cause.getMessage();
+        }
         if (!stream.isClosed()) {
             ByteBuf body = stream.session().channel().alloc().buffer(message.length() + 1);
             body.writeCharSequence(message + "\n", StandardCharsets.UTF_8);
             WmpHeaders h = new WmpHeaders(3).add("content-type", "text/plain").add("x-weft-error", kind);
+            if (retryAfter != null) {
+                h.add("retry-after", retryAfter);
+            }
             stream.sendHead(new WmpResponse(stream.id(), true, code, h, body), body.readableBytes(), true);
             if (!requestComplete) {
                 stream.cancel(WmpError.NO_ERROR); // the rest of the body is not wanted
@@ -375,6 +414,27 @@ final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamLi
         if (headBody != null) {
             headBody.release();
             headBody = null;
+        }
+        if (timer != null) {
+            timer.cancel(false);
+            timer = null;
+        }
+    }
+
+    /** Local rate limit hit: answered 429 with Retry-After. */
+    static final class RateLimitedException extends Exception {
+        final long waitNanos;
+
+        RateLimitedException(long waitNanos) {
+            super("rate limited", null, false, false);
+            this.waitNanos = waitNanos;
+        }
+    }
+
+    /** The deadline passed before the app answered. */
+    static final class TimeoutException extends Exception {
+        TimeoutException() {
+            super("the app did not answer within the request's deadline", null, false, false);
         }
     }
 }

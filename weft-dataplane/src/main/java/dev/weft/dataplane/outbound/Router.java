@@ -2,6 +2,7 @@ package dev.weft.dataplane.outbound;
 
 import dev.weft.dataplane.balancing.Balancer;
 import dev.weft.dataplane.balancing.Cluster;
+import dev.weft.dataplane.resilience.ServicePolicy;
 import dev.weft.registry.Registry;
 import dev.weft.registry.Watch;
 
@@ -27,6 +28,7 @@ public final class Router implements AutoCloseable {
     private final int maxClusters;
     private final Map<String, Cluster> clusters = new ConcurrentHashMap<>();
     private final List<Watch> watches = new CopyOnWriteArrayList<>();
+    private volatile Map<String, ServicePolicy> policies = Map.of();
 
     public Router(Registry registry, Balancer.Factory balancer, int maxQueue, Duration queueTimeout, int maxClusters) {
         this.registry = registry;
@@ -47,9 +49,26 @@ public final class Router implements AutoCloseable {
         }
         return clusters.computeIfAbsent(service, s -> {
             Cluster created = new Cluster(s, balancer, maxQueue, queueTimeout);
+            created.policy(policyFor(s));
             watches.add(registry.watch(s, (svc, endpoints) -> created.update(endpoints)));
             return created;
         });
+    }
+
+    /** The policy for a service: its own if one was applied, else the default. */
+    public ServicePolicy policyFor(String service) {
+        return policies.getOrDefault(service, policies.getOrDefault("*", ServicePolicy.DEFAULT));
+    }
+
+    /**
+     * Replaces all policies (a new document from the registry) and applies them to every known cluster at once.
+     * Requests in flight finish under the policy they started with; no connection is touched.
+     */
+    public void applyPolicies(Map<String, ServicePolicy> next) {
+        policies = Map.copyOf(next);
+        for (Cluster c : clusters.values()) {
+            c.policy(policyFor(c.service()));
+        }
     }
 
     public Collection<Cluster> clusters() {

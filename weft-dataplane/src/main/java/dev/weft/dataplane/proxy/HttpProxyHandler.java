@@ -12,6 +12,8 @@ import dev.weft.dataplane.metrics.TrafficMetrics;
 import dev.weft.dataplane.observe.ExchangeObserver;
 import dev.weft.dataplane.observe.ExchangeTrace;
 import dev.weft.dataplane.observe.HeaderAccess;
+import dev.weft.dataplane.resilience.Deadlines;
+import dev.weft.dataplane.resilience.ServicePolicy;
 import dev.weft.dataplane.upstream.Upstream;
 import dev.weft.dataplane.upstream.UpstreamCall;
 import dev.weft.dataplane.upstream.UpstreamListener;
@@ -37,9 +39,11 @@ import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
+import io.netty.util.concurrent.ScheduledFuture;
 
 import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The HTTP/1.1 front of every proxy path: one instance per downstream connection. On a consumer-side sidecar the
@@ -168,6 +172,17 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             trace.end(e.status(), 0, 0, e.kind());
             return;
         }
+        if (direction == ExchangeObserver.Direction.INBOUND) {
+            long wait = cluster.checkRate(req.headers().get(Deadlines.CALLER_HEADER));
+            if (wait != 0) {
+                respondRateLimited(wait, start);
+                trace.end(429, 0, 0, "rate-limited");
+                return;
+            }
+        } else {
+            // Tells the callee who calls (per-caller rate limits, service map); the app cannot forge another name.
+            req.headers().set(Deadlines.CALLER_HEADER, localService);
+        }
         current = new ProxyExchange(req, cluster, start, trace);
         collaborator.carry(current);
     }
@@ -195,6 +210,16 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             respondError(HttpResponseStatus.BAD_REQUEST, "bad-request", "malformed request: " + cause.getMessage(),
                     start, true);
         }
+    }
+
+    private void respondRateLimited(long waitNanos, long start) {
+        traffic.finished(429, start, true);
+        long seconds = Math.max(1, TimeUnit.NANOSECONDS.toSeconds(waitNanos + 999_999_999L));
+        var r = HttpErrors.response(ctx.alloc(), HttpResponseStatus.TOO_MANY_REQUESTS, "rate-limited",
+                "rate limit of service '" + localService + "' exceeded; retry after " + seconds + " s", false);
+        r.headers().set(HttpHeaderNames.RETRY_AFTER, seconds);
+        ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+        // The request body (if any) still arrives; it is dropped by dispatch() because there is no current exchange.
     }
 
     /** A sidecar-generated error. {@code close}: the request's framing cannot be trusted, so the connection ends. */
@@ -261,6 +286,11 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         private long bytesOut;
         private long sentNanos;
         private int inFlightAtSend;
+        private final ServicePolicy policy;
+        private final long deadlineNanos;
+        private ScheduledFuture<?> timer;
+        private ByteBuf replayBody;
+        private String lastEndpointId;
         private final ArrayDeque<HttpContent> pendingBody = new ArrayDeque<>(2);
         private final ArrayDeque<HttpContent> pendingAnswer = new ArrayDeque<>(0);
         boolean requestComplete;
@@ -281,6 +311,14 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             this.start = start;
             this.trace = trace;
             this.keepAlive = HttpUtil.isKeepAlive(request);
+            this.policy = cluster.policy();
+            // The budget is the policy's timeout, cut short by any deadline that came with the request.
+            this.deadlineNanos = Deadlines.deadline(start, policy.timeout(), request.headers().get(Deadlines.DEADLINE_HEADER));
+            if (deadlineNanos != 0) {
+                timer = ctx.channel().eventLoop().schedule(this::onTimeout,
+                        Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+            }
+            cluster.retryBudget().deposit();
         }
 
         @Override
@@ -297,6 +335,16 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
                 f.addListener(x -> {
                     if (x.isSuccess()) {
                         endpoint = f.getNow();
+                        if (!finished && lastEndpointId != null && endpoint.endpoint().id().equals(lastEndpointId)
+                                && cluster.endpoints().size() > 1) {
+                            // A retry goes to a different endpoint when one has room: swap once for another pick.
+                            EndpointState same = endpoint;
+                            EndpointState other = cluster.tryPick(loop(), hash + 1);
+                            if (other != null) {
+                                endpoint = other;
+                                cluster.release(same);
+                            }
+                        }
                         if (finished) {
                             releaseSlot(); // the client left while we waited for capacity
                         } else {
@@ -350,10 +398,20 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             ByteBuf body = Unpooled.EMPTY_BUFFER;
             boolean end = false;
             HttpContent first = pendingBody.peek();
-            if (first instanceof LastHttpContent && first.content().readableBytes() <= INLINE_BODY_LIMIT) {
+            if (replayBody != null) {
+                body = replayBody.retainedDuplicate(); // a retry resends the body kept from the first attempt
+                end = true;
+            } else if (first instanceof LastHttpContent && first.content().readableBytes() <= INLINE_BODY_LIMIT) {
                 pendingBody.poll();
                 body = first.content();
                 end = true;
+                if (policy.retry().attempts() > 1) {
+                    replayBody = body.retainedDuplicate();
+                }
+            }
+            if (deadlineNanos != 0) {
+                long remainingMs = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime()));
+                request.headers().set(Deadlines.DEADLINE_HEADER, remainingMs);
             }
             traffic.bytesIn(body.readableBytes());
             bytesIn += body.readableBytes();
@@ -415,9 +473,18 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             head = h;
             headBody = body;
             headEnd = end;
+            int code = h.status().code();
             if (endpoint != null) {
                 // Feeds the latency-aware balancer and the learned concurrency limit; a 503 is the upstream shedding.
-                endpoint.recordLatency(System.nanoTime() - sentNanos, inFlightAtSend, h.status().code() == 503);
+                endpoint.recordLatency(System.nanoTime() - sentNanos, inFlightAtSend, code == 503);
+                cluster.recordOutcome(endpoint, code >= 500);
+            }
+            if (isRetriable5xx(code) && end && canRetry(false)) {
+                // The whole (error) answer is here; drop it and try another endpoint.
+                body.release();
+                call = null;
+                retry();
+                return;
             }
             trace.firstByte(h.status().code());
             answered.trySuccess(null);
@@ -490,7 +557,7 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             metrics.streamsReset.increment();
             call = null;
             if (!relayed) {
-                fail(new UpstreamResetException(reason));
+                fail(new UpstreamResetException(reason, refused));
             } else {
                 // The answer already started; HTTP/1.1 can only signal truncation by closing.
                 finish(true);
@@ -499,7 +566,7 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
 
         @Override
         public void fail(Throwable cause) {
-            if (finished) {
+            if (finished || cause == SUPERSEDED) {
                 return;
             }
             if (endpoint != null && !(cause instanceof Cluster.NoCapacityException)) {
@@ -508,21 +575,30 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
                     endpoint.recordLatency(System.nanoTime() - sentNanos, inFlightAtSend, true);
                 }
             }
-            if (cause instanceof Upstream.ConnectException && attempts < MAX_ATTEMPTS) {
+            if (endpoint != null && !(cause instanceof Cluster.NoCapacityException)) {
+                cluster.recordOutcome(endpoint, true);
+            }
+            if (cause instanceof Upstream.ConnectException && attempts < MAX_ATTEMPTS && canRetry(true)) {
                 // Nothing was sent (the dial failed), so trying another endpoint cannot duplicate the request.
                 // This is what keeps a killed instance from failing requests until its lease expires.
-                attempts++;
                 metrics.connectRetries.increment();
                 if (endpoint != null) {
                     endpoint.markUnreachable();
                 }
-                releaseSlot();
-                collaborator.carry(this);
+                retry();
+                return;
+            }
+            if (cause instanceof UpstreamResetException r && canRetry(r.refused)) {
+                retry();
                 return;
             }
             HttpResponseStatus st;
             String kind;
-            if (cause instanceof Cluster.UnknownServiceException) {
+            if (cause instanceof TimeoutException) {
+                cluster.countTimeout();
+                st = HttpResponseStatus.GATEWAY_TIMEOUT;
+                kind = "timeout";
+            } else if (cause instanceof Cluster.UnknownServiceException) {
                 metrics.unknownService.increment();
                 st = HttpResponseStatus.SERVICE_UNAVAILABLE;
                 kind = "unknown-service";
@@ -565,6 +641,69 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             exchangeDone(this, closeConnection || !keepAlive || !requestComplete);
         }
 
+        private boolean isRetriable5xx(int code) {
+            return (code == 502 || code == 503 || code == 504) && policy.retry().retryOn5xx() && idempotent();
+        }
+
+        private boolean idempotent() {
+            return switch (request.method().name()) {
+                case "GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE" -> true;
+                default -> false;
+            };
+        }
+
+        /**
+         * A retry is allowed when attempts and the budget remain, the request body can be sent again (empty, or kept
+         * whole), and — unless nothing reached the upstream ({@code safe}) — the method is idempotent.
+         */
+        private boolean canRetry(boolean safe) {
+            if (finished || relayed || attempts >= policy.retry().attempts()) {
+                return false;
+            }
+            if (!safe && !idempotent()) {
+                return false;
+            }
+            boolean bodyReplayable = sentNanos == 0 || replayBody != null || (requestComplete && pendingBody.isEmpty() && bytesIn == 0);
+            if (!bodyReplayable || !requestComplete && sentNanos != 0) {
+                return false;
+            }
+            if (deadlineNanos != 0 && System.nanoTime() >= deadlineNanos) {
+                return false;
+            }
+            return cluster.retryBudget().tryWithdraw();
+        }
+
+        private void retry() {
+            attempts++;
+            cluster.countRetry();
+            lastEndpointId = endpoint != null ? endpoint.endpoint().id() : null;
+            cancelCall();
+            releaseSlot();
+            if (answered != null) {
+                // Ends the previous attempt's Collaborator chain (a virtual thread may be parked on it).
+                answered.tryFailure(SUPERSEDED);
+            }
+            answered = null;
+            head = null;
+            if (headBody != null) {
+                headBody.release();
+                headBody = null;
+            }
+            sentNanos = 0;
+            collaborator.carry(this);
+        }
+
+        /** The deadline passed before the answer started: cancel upstream (frees its slot there too) and say 504. */
+        private void onTimeout() {
+            if (finished || relayed) {
+                return;
+            }
+            if (answered != null) {
+                answered.tryFailure(new TimeoutException());
+            }
+            fail(new TimeoutException());
+        }
+
         void abort(String why) {
             if (finished) {
                 return;
@@ -572,7 +711,7 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             finished = true;
             cancelCall(); // frees the upstream's slot at once
             if (answered != null) {
-                answered.tryFailure(new UpstreamResetException(why));
+                answered.tryFailure(new UpstreamResetException(why, false));
             }
             releaseSlot();
             releasePending();
@@ -609,13 +748,34 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
                 headBody.release();
                 headBody = null;
             }
+            if (replayBody != null) {
+                replayBody.release();
+                replayBody = null;
+            }
+            if (timer != null) {
+                timer.cancel(false);
+                timer = null;
+            }
+        }
+    }
+
+    /** Completes an attempt that a retry replaced; its Collaborator chain ignores it. */
+    private static final Exception SUPERSEDED = new Exception("superseded by a retry", null, false, false) {};
+
+    /** The request's deadline passed before its answer started. */
+    static final class TimeoutException extends Exception {
+        TimeoutException() {
+            super("no answer within the request's deadline (policy timeout or x-weft-deadline-ms)", null, false, false);
         }
     }
 
     /** The upstream reset the call, or its connection died, before an answer started. */
     static final class UpstreamResetException extends Exception {
-        UpstreamResetException(String message) {
+        final boolean refused;
+
+        UpstreamResetException(String message, boolean refused) {
             super("upstream reset before answering: " + message, null, false, false);
+            this.refused = refused;
         }
     }
 }
