@@ -26,6 +26,8 @@ final class TestApp implements AutoCloseable {
     final AtomicInteger maxInFlight = new AtomicInteger();
     final AtomicInteger served = new AtomicInteger();
     final Map<String, List<String>> lastHeaders = new ConcurrentHashMap<>();
+    /** When non-zero, every answer has this status (a failing instance, for resilience tests). */
+    volatile int forcedStatus;
 
     TestApp() throws IOException {
         server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 1024);
@@ -55,6 +57,14 @@ final class TestApp implements AutoCloseable {
                     crc.update(buf, 0, r);
                     count += r;
                 }
+            }
+            if (forcedStatus != 0) {
+                byte[] err = ("forced " + forcedStatus).getBytes(StandardCharsets.UTF_8);
+                ex.sendResponseHeaders(forcedStatus, err.length);
+                try (OutputStream out = ex.getResponseBody()) {
+                    out.write(err);
+                }
+                return;
             }
             if (path.startsWith("/slow")) {
                 long ms = Long.parseLong(q.substring(q.indexOf('=') + 1));

@@ -83,6 +83,7 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     private final ArrayDeque<Object> backlog = new ArrayDeque<>();
     private ChannelHandlerContext ctx;
     private ProxyExchange current;
+    private HttpRequest heldRequest;
     private boolean closing;
     private String clientAddress;
     private String peer;
@@ -131,16 +132,25 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         dispatch(msg);
     }
 
+    /**
+     * A request head is held until its first body chunk (or the end of the current read) so that a small request
+     * starts with its whole body in hand and crosses the mesh as one frame: the decoder emits the head and the body
+     * as separate messages even when they arrived in one packet.
+     */
     private void dispatch(Object msg) {
         if (msg instanceof HttpRequest req) {
-            startExchange(req);
-            if (msg instanceof HttpContent c && current != null) {
-                current.onRequestContent(c);
-            } else if (msg instanceof HttpContent c) {
-                c.release();
+            startHeld();
+            if (msg instanceof HttpContent c) {
+                startExchange(req, c);
+            } else {
+                heldRequest = req;
             }
         } else if (msg instanceof HttpContent c) {
-            if (current != null && !current.requestComplete) {
+            if (heldRequest != null) {
+                HttpRequest req = heldRequest;
+                heldRequest = null;
+                startExchange(req, c);
+            } else if (current != null && !current.requestComplete) {
                 current.onRequestContent(c);
             } else {
                 c.release(); // the rest of a request we already answered with an error
@@ -148,6 +158,40 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         } else {
             ReferenceCountUtil.release(msg);
         }
+    }
+
+    @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) {
+        startHeld(); // the body did not come with the head: start without it (Expect: 100-continue, slow clients)
+        ctx.fireChannelReadComplete();
+    }
+
+    private void startHeld() {
+        if (heldRequest != null) {
+            HttpRequest req = heldRequest;
+            heldRequest = null;
+            startExchange(req, null);
+        }
+    }
+
+    /** @param first the first body chunk, or null if none arrived with the head (owned here from now on) */
+    private void startExchange(HttpRequest req, HttpContent first) {
+        if (first != null && (current != null || closing)) {
+            first.release();
+            first = null;
+        }
+        startExchange(req);
+        if (current == null) {
+            if (first != null) {
+                first.release();
+            }
+            return;
+        }
+        if (first != null) {
+            current.onRequestContent(first);
+        }
+        current.carried = true;
+        collaborator.carry(current);
     }
 
     private void startExchange(HttpRequest req) {
@@ -184,7 +228,6 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             req.headers().set(Deadlines.CALLER_HEADER, localService);
         }
         current = new ProxyExchange(req, cluster, start, trace);
-        collaborator.carry(current);
     }
 
     private void rejectMalformed(Throwable cause, long start) {
@@ -257,6 +300,7 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
         closing = true;
+        heldRequest = null; // a head alone holds no buffer
         if (current != null) {
             current.abort("client closed the connection");
         }
@@ -294,6 +338,8 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         private final ArrayDeque<HttpContent> pendingBody = new ArrayDeque<>(2);
         private final ArrayDeque<HttpContent> pendingAnswer = new ArrayDeque<>(0);
         boolean requestComplete;
+        /** Set once handed to the Collaborator; body chunks arriving before are only queued. */
+        boolean carried;
         private int attempts = 1;
         private EndpointState endpoint;
         private UpstreamCall call;
@@ -401,6 +447,8 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             if (replayBody != null) {
                 body = replayBody.retainedDuplicate(); // a retry resends the body kept from the first attempt
                 end = true;
+            } else if (first == null && requestComplete) {
+                end = true; // a retry of a request whose (empty) body was already sent: nothing more will come
             } else if (first instanceof LastHttpContent && first.content().readableBytes() <= INLINE_BODY_LIMIT) {
                 pendingBody.poll();
                 body = first.content();
@@ -431,6 +479,9 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
                 return;
             }
             pendingBody.add(c);
+            if (!carried) {
+                return; // the exchange starts right after this first chunk
+            }
             if (call != null && answered != null) {
                 pumpBody();
             } else {
@@ -470,9 +521,6 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
                 body.release();
                 return;
             }
-            head = h;
-            headBody = body;
-            headEnd = end;
             int code = h.status().code();
             if (endpoint != null) {
                 // Feeds the latency-aware balancer and the learned concurrency limit; a 503 is the upstream shedding.
@@ -486,7 +534,10 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
                 retry();
                 return;
             }
-            trace.firstByte(h.status().code());
+            head = h;
+            headBody = body;
+            headEnd = end;
+            trace.firstByte(code);
             answered.trySuccess(null);
         }
 
