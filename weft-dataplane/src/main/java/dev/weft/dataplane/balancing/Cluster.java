@@ -49,11 +49,26 @@ public final class Cluster {
     private final LongAdder retries = new LongAdder();
     private final LongAdder timeouts = new LongAdder();
 
-    /** A policy with the state it needs (budget, limiter): swapped as one, so a policy change is atomic. */
-    private record Protection(ServicePolicy policy, RetryBudget budget, RateLimiter limiter) {
+    /** A policy with the state it needs (budget, limiters): swapped as one, so a policy change is atomic. */
+    private record Protection(ServicePolicy policy, RetryBudget budget, RateLimiter limiter,
+                              Map<ServicePolicy.Route, RateLimiter> routeLimiters) {
         Protection(ServicePolicy p) {
-            this(p, new RetryBudget(p.retry().budgetRatio(), p.retry().minPerSecond()),
-                    p.rateLimit() > 0 ? new RateLimiter(p.rateLimit(), p.rateBurst()) : null);
+            this(p, new RetryBudget(p.retry().budgetRatio(), p.retry().minPerSecond()), limiter(p), routeLimiters(p));
+        }
+
+        private static RateLimiter limiter(ServicePolicy p) {
+            return p.rateLimit() > 0 ? new RateLimiter(p.rateLimit(), p.rateBurst()) : null;
+        }
+
+        private static Map<ServicePolicy.Route, RateLimiter> routeLimiters(ServicePolicy p) {
+            Map<ServicePolicy.Route, RateLimiter> m = new java.util.IdentityHashMap<>();
+            for (ServicePolicy.Route r : p.routes()) {
+                RateLimiter l = limiter(r.policy());
+                if (l != null) {
+                    m.put(r, l);
+                }
+            }
+            return m;
         }
     }
 
@@ -169,9 +184,13 @@ public final class Cluster {
      *
      * @return 0 when admitted, else nanoseconds until a request could pass (for Retry-After)
      */
-    public long checkRate(String caller) {
+    public long checkRate(String caller, ServicePolicy.Route route) {
         Protection pr = protection;
         long wait = pr.limiter() == null ? 0 : pr.limiter().tryAcquire();
+        if (wait == 0 && route != null) {
+            RateLimiter rl = pr.routeLimiters().get(route);
+            wait = rl == null ? 0 : rl.tryAcquire();
+        }
         if (wait == 0 && pr.policy().perCallerRate() > 0 && caller != null) {
             // Bounded: at most 1024 distinct callers are tracked; beyond that unknown callers share one bucket.
             String key = perCaller.size() < 1024 || perCaller.containsKey(caller) ? caller : "(other)";

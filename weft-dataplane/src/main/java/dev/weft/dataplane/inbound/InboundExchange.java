@@ -81,7 +81,9 @@ final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamLi
         this.requestComplete = request.endStream();
         traffic.started();
         // The caller's remaining budget (or this service's own policy timeout) bounds the app's time too.
-        long deadline = Deadlines.deadline(start, app.policy().timeout(), request.headers().get(Deadlines.DEADLINE_HEADER));
+        var route = app.policy().route(request.method(), request.path());
+        var timeout = route != null ? route.policy().timeout() : app.policy().timeout();
+        long deadline = Deadlines.deadline(start, timeout, request.headers().get(Deadlines.DEADLINE_HEADER));
         if (deadline != 0) {
             timer = loop.schedule(() -> {
                 if (!finished && !headSent) {
@@ -100,7 +102,8 @@ final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamLi
     @Override
     public Future<?> admit() {
         return Exchange.onLoop(loop, () -> {
-            long wait = app.checkRate(request == null ? null : request.headers().get(Deadlines.CALLER_HEADER));
+            long wait = request == null ? 0 : app.checkRate(request.headers().get(Deadlines.CALLER_HEADER),
+                    app.policy().route(request.method(), request.path()));
             if (wait != 0) {
                 return loop.newFailedFuture(new RateLimitedException(wait));
             }

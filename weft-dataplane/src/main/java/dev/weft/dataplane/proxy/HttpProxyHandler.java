@@ -216,8 +216,9 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             trace.end(e.status(), 0, 0, e.kind());
             return;
         }
+        ServicePolicy.Route route = cluster.policy().route(req.method().name(), req.uri());
         if (direction == ExchangeObserver.Direction.INBOUND) {
-            long wait = cluster.checkRate(req.headers().get(Deadlines.CALLER_HEADER));
+            long wait = cluster.checkRate(req.headers().get(Deadlines.CALLER_HEADER), route);
             if (wait != 0) {
                 respondRateLimited(wait, start);
                 trace.end(429, 0, 0, "rate-limited");
@@ -227,7 +228,7 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             // Tells the callee who calls (per-caller rate limits, service map); the app cannot forge another name.
             req.headers().set(Deadlines.CALLER_HEADER, localService);
         }
-        current = new ProxyExchange(req, cluster, start, trace);
+        current = new ProxyExchange(req, cluster, route != null ? route.policy() : cluster.policy(), start, trace);
     }
 
     private void rejectMalformed(Throwable cause, long start) {
@@ -351,13 +352,13 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         private boolean finished;
         private int status;
 
-        ProxyExchange(HttpRequest request, Cluster cluster, long start, ExchangeTrace trace) {
+        ProxyExchange(HttpRequest request, Cluster cluster, ServicePolicy policy, long start, ExchangeTrace trace) {
             this.request = request;
             this.cluster = cluster;
             this.start = start;
             this.trace = trace;
             this.keepAlive = HttpUtil.isKeepAlive(request);
-            this.policy = cluster.policy();
+            this.policy = policy;
             // The budget is the policy's timeout, cut short by any deadline that came with the request.
             this.deadlineNanos = Deadlines.deadline(start, policy.timeout(), request.headers().get(Deadlines.DEADLINE_HEADER));
             if (deadlineNanos != 0) {

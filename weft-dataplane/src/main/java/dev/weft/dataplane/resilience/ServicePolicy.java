@@ -1,6 +1,7 @@
 package dev.weft.dataplane.resilience;
 
 import java.time.Duration;
+import java.util.List;
 
 /**
  * How calls to one destination service are protected. Resolved per request (a route may override), read on the
@@ -13,13 +14,44 @@ import java.time.Duration;
  * @param rateLimit      requests per second allowed (0 = unlimited), answered 429 beyond
  * @param rateBurst      burst the rate limit tolerates
  * @param perCallerRate  requests per second allowed per calling service (0 = unlimited)
+ * @param routes         routes with their own timeout, retries or rate limit, first match wins
  */
 public record ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy outlier, double rateLimit,
-                            int rateBurst, double perCallerRate) {
+                            int rateBurst, double perCallerRate, List<Route> routes) {
+
+    public ServicePolicy {
+        routes = routes == null ? List.of() : List.copyOf(routes);
+    }
+
+    public ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy outlier, double rateLimit, int rateBurst,
+                         double perCallerRate) {
+        this(timeout, retry, outlier, rateLimit, rateBurst, perCallerRate, List.of());
+    }
 
     /** The defaults: a 15 s timeout (Envoy's route default), safe retries with a 20% budget, outlier detection on. */
     public static final ServicePolicy DEFAULT = new ServicePolicy(Duration.ofSeconds(15), RetryPolicy.DEFAULT,
             OutlierPolicy.DEFAULT, 0, 0, 0);
+
+    /** The route a request matches, or null when it takes the service-wide policy. Allocation free. */
+    public Route route(String method, String path) {
+        for (int i = 0; i < routes.size(); i++) {
+            Route r = routes.get(i);
+            if ((r.method() == null || r.method().equals(method)) && (r.pathPrefix() == null || path.startsWith(r.pathPrefix()))) {
+                return r;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * A named route of a service. {@code policy} is already merged with the service's (what the route does not set
+     * comes from the service), so a request needs one lookup and no merging.
+     *
+     * @param name       label for metrics and /config
+     * @param pathPrefix matches paths starting with it; null matches all
+     * @param method     matches this method only; null matches all
+     */
+    public record Route(String name, String pathPrefix, String method, ServicePolicy policy) {}
 
     /**
      * @param attempts       total attempts including the first (1 = no retry)

@@ -1,0 +1,276 @@
+package dev.weft.dataplane.resilience;
+
+import org.snakeyaml.engine.v2.api.LoadSettings;
+import org.snakeyaml.engine.v2.api.lowlevel.Compose;
+import org.snakeyaml.engine.v2.exceptions.Mark;
+import org.snakeyaml.engine.v2.exceptions.YamlEngineException;
+import org.snakeyaml.engine.v2.nodes.MappingNode;
+import org.snakeyaml.engine.v2.nodes.Node;
+import org.snakeyaml.engine.v2.nodes.NodeTuple;
+import org.snakeyaml.engine.v2.nodes.ScalarNode;
+import org.snakeyaml.engine.v2.nodes.SequenceNode;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Reads a policy file (YAML, written by hand) into one {@link ServicePolicy} per service. The whole document is
+ * refused at the first mistake, with the file, line, key and the expected form, because a half-applied policy is
+ * worse than none. Keys use dashes; every key is optional and has the default of {@link ServicePolicy#DEFAULT}.
+ * docs/configuration.md lists them all.
+ *
+ * <pre>
+ * services:
+ *   provider:                 # or "*" for every service without its own entry
+ *     timeout: 2s
+ *     retries: {attempts: 3, budget: 20%, min-per-second: 10, on-5xx: true}
+ *     outlier-detection: {consecutive-failures: 5, base-ejection: 5s, max-ejection: 60s, max-ejected-percent: 50}
+ *     rate-limit: {requests-per-second: 1000, burst: 100, per-caller: 200}
+ *     routes:
+ *       - name: search
+ *         match: {path-prefix: /search, method: GET}
+ *         timeout: 500ms
+ * </pre>
+ */
+public final class PolicyDocument {
+    private static final Set<String> SERVICE_KEYS = Set.of("timeout", "retries", "outlier-detection", "rate-limit", "routes");
+    private static final Set<String> ROUTE_KEYS = Set.of("name", "match", "timeout", "retries", "rate-limit");
+
+    private final String file;
+
+    private PolicyDocument(String file) {
+        this.file = file;
+    }
+
+    /**
+     * @param file name used in error messages (the path given to {@code ./weft apply -f})
+     * @throws PolicyException naming file, line, key and what was expected
+     */
+    public static Map<String, ServicePolicy> parse(String file, String yaml) throws PolicyException {
+        return new PolicyDocument(file).parse(yaml);
+    }
+
+    private Map<String, ServicePolicy> parse(String yaml) throws PolicyException {
+        Node root;
+        try {
+            root = new Compose(LoadSettings.builder().setLabel(file).build()).composeString(yaml).orElse(null);
+        } catch (YamlEngineException e) {
+            throw new PolicyException(file + ": not valid YAML: " + e.getMessage().replace('\n', ' '));
+        }
+        if (root == null) {
+            throw new PolicyException(file + ": empty policy document (expected a 'services:' mapping)");
+        }
+        Map<String, Node> top = mapping(root, "the document", Set.of("services"));
+        Node services = top.get("services");
+        if (services == null) {
+            throw error(root, "services", "a 'services:' mapping of service name to policy");
+        }
+        Map<String, ServicePolicy> out = new LinkedHashMap<>();
+        MappingNode m = asMapping(services, "services");
+        for (NodeTuple t : m.getValue()) {
+            String name = scalar(t.getKeyNode(), "services", "a service name");
+            if (!name.equals("*") && !name.matches("[a-z0-9][a-z0-9._-]*")) {
+                throw error(t.getKeyNode(), "services." + name, "a service name of lower-case letters, digits, '.', '_', '-', or '*'");
+            }
+            out.put(name, service("services." + name, t.getValueNode()));
+        }
+        return out;
+    }
+
+    private ServicePolicy service(String path, Node node) throws PolicyException {
+        Map<String, Node> keys = mapping(node, path, SERVICE_KEYS);
+        ServicePolicy d = ServicePolicy.DEFAULT;
+        Duration timeout = keys.containsKey("timeout") ? duration(keys.get("timeout"), path + ".timeout") : d.timeout();
+        ServicePolicy.RetryPolicy retry = keys.containsKey("retries") ? retries(keys.get("retries"), path + ".retries", d.retry()) : d.retry();
+        ServicePolicy.OutlierPolicy outlier = keys.containsKey("outlier-detection")
+                ? outlier(keys.get("outlier-detection"), path + ".outlier-detection") : d.outlier();
+        double[] rate = keys.containsKey("rate-limit") ? rate(keys.get("rate-limit"), path + ".rate-limit") : new double[] {0, 0, 0};
+        ServicePolicy base = new ServicePolicy(timeout, retry, outlier, rate[0], (int) rate[1], rate[2]);
+        if (!keys.containsKey("routes")) {
+            return base;
+        }
+        List<ServicePolicy.Route> routes = new ArrayList<>();
+        Node rn = keys.get("routes");
+        if (!(rn instanceof SequenceNode seq)) {
+            throw error(rn, path + ".routes", "a list of routes (- name: ..., match: {...})");
+        }
+        for (int i = 0; i < seq.getValue().size(); i++) {
+            routes.add(route(path + ".routes[" + i + "]", seq.getValue().get(i), base));
+        }
+        return new ServicePolicy(timeout, retry, outlier, rate[0], (int) rate[1], rate[2], routes);
+    }
+
+    private ServicePolicy.Route route(String path, Node node, ServicePolicy base) throws PolicyException {
+        Map<String, Node> keys = mapping(node, path, ROUTE_KEYS);
+        if (!keys.containsKey("name")) {
+            throw error(node, path + ".name", "a route name (it labels the route's metrics)");
+        }
+        String name = scalar(keys.get("name"), path + ".name", "a route name");
+        String prefix = null;
+        String method = null;
+        if (keys.containsKey("match")) {
+            Map<String, Node> match = mapping(keys.get("match"), path + ".match", Set.of("path-prefix", "method"));
+            if (match.containsKey("path-prefix")) {
+                prefix = scalar(match.get("path-prefix"), path + ".match.path-prefix", "a path starting with /");
+                if (!prefix.startsWith("/")) {
+                    throw error(match.get("path-prefix"), path + ".match.path-prefix", "a path starting with /");
+                }
+            }
+            if (match.containsKey("method")) {
+                method = scalar(match.get("method"), path + ".match.method", "an HTTP method such as GET").toUpperCase(Locale.ROOT);
+            }
+        }
+        Duration timeout = keys.containsKey("timeout") ? duration(keys.get("timeout"), path + ".timeout") : base.timeout();
+        ServicePolicy.RetryPolicy retry = keys.containsKey("retries") ? retries(keys.get("retries"), path + ".retries", base.retry()) : base.retry();
+        double[] rate = keys.containsKey("rate-limit") ? rate(keys.get("rate-limit"), path + ".rate-limit")
+                : new double[] {0, 0, 0};
+        ServicePolicy merged = new ServicePolicy(timeout, retry, base.outlier(), rate[0], (int) rate[1], rate[2]);
+        return new ServicePolicy.Route(name, prefix, method, merged);
+    }
+
+    private ServicePolicy.RetryPolicy retries(Node node, String path, ServicePolicy.RetryPolicy d) throws PolicyException {
+        Map<String, Node> k = mapping(node, path, Set.of("attempts", "budget", "min-per-second", "on-5xx"));
+        int attempts = k.containsKey("attempts") ? integer(k.get("attempts"), path + ".attempts", 1, 10) : d.attempts();
+        double budget = k.containsKey("budget") ? percent(k.get("budget"), path + ".budget") : d.budgetRatio();
+        double min = k.containsKey("min-per-second") ? number(k.get("min-per-second"), path + ".min-per-second", 0, 1e6) : d.minPerSecond();
+        boolean on5xx = k.containsKey("on-5xx") ? bool(k.get("on-5xx"), path + ".on-5xx") : d.retryOn5xx();
+        return new ServicePolicy.RetryPolicy(attempts, budget, min, on5xx);
+    }
+
+    private ServicePolicy.OutlierPolicy outlier(Node node, String path) throws PolicyException {
+        ServicePolicy.OutlierPolicy d = ServicePolicy.OutlierPolicy.DEFAULT;
+        Map<String, Node> k = mapping(node, path, Set.of("consecutive-failures", "base-ejection", "max-ejection", "max-ejected-percent"));
+        return new ServicePolicy.OutlierPolicy(
+                k.containsKey("consecutive-failures") ? integer(k.get("consecutive-failures"), path + ".consecutive-failures", 0, 1000) : d.consecutiveFailures(),
+                k.containsKey("base-ejection") ? duration(k.get("base-ejection"), path + ".base-ejection") : d.baseEjection(),
+                k.containsKey("max-ejection") ? duration(k.get("max-ejection"), path + ".max-ejection") : d.maxEjection(),
+                k.containsKey("max-ejected-percent") ? integer(k.get("max-ejected-percent"), path + ".max-ejected-percent", 0, 100) : d.maxEjectedPercent());
+    }
+
+    /** @return {requests-per-second, burst, per-caller} */
+    private double[] rate(Node node, String path) throws PolicyException {
+        Map<String, Node> k = mapping(node, path, Set.of("requests-per-second", "burst", "per-caller"));
+        double rps = k.containsKey("requests-per-second") ? number(k.get("requests-per-second"), path + ".requests-per-second", 0, 1e9) : 0;
+        double burst = k.containsKey("burst") ? integer(k.get("burst"), path + ".burst", 1, 1_000_000) : Math.max(1, rps / 10);
+        double perCaller = k.containsKey("per-caller") ? number(k.get("per-caller"), path + ".per-caller", 0, 1e9) : 0;
+        return new double[] {rps, burst, perCaller};
+    }
+
+    // --- scalars, each with an error that says what was expected ---
+
+    private Map<String, Node> mapping(Node node, String path, Set<String> allowed) throws PolicyException {
+        MappingNode m = asMapping(node, path);
+        Map<String, Node> out = new LinkedHashMap<>();
+        for (NodeTuple t : m.getValue()) {
+            String key = scalar(t.getKeyNode(), path, "a key");
+            if (!allowed.contains(key)) {
+                throw error(t.getKeyNode(), path + "." + key, "one of " + new java.util.TreeSet<>(allowed) + " (unknown key '" + key + "')");
+            }
+            if (out.put(key, t.getValueNode()) != null) {
+                throw error(t.getKeyNode(), path + "." + key, "each key once (duplicate '" + key + "')");
+            }
+        }
+        return out;
+    }
+
+    private MappingNode asMapping(Node node, String path) throws PolicyException {
+        if (node instanceof MappingNode m) {
+            return m;
+        }
+        throw error(node, path, "a mapping of keys (key: value)");
+    }
+
+    private String scalar(Node node, String path, String expected) throws PolicyException {
+        if (node instanceof ScalarNode s && !s.getValue().isEmpty()) {
+            return s.getValue();
+        }
+        throw error(node, path, expected);
+    }
+
+    private Duration duration(Node node, String path) throws PolicyException {
+        String v = scalar(node, path, "a duration such as 500ms, 2s or 1m").trim().toLowerCase(Locale.ROOT);
+        try {
+            Duration d;
+            if (v.endsWith("ms")) {
+                d = Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2)));
+            } else if (v.endsWith("s")) {
+                d = Duration.ofMillis(Math.round(Double.parseDouble(v.substring(0, v.length() - 1)) * 1000));
+            } else if (v.endsWith("m")) {
+                d = Duration.ofSeconds(Long.parseLong(v.substring(0, v.length() - 1)) * 60);
+            } else {
+                throw new NumberFormatException();
+            }
+            if (d.isNegative()) {
+                throw new NumberFormatException();
+            }
+            return d;
+        } catch (NumberFormatException e) {
+            throw error(node, path, "a duration such as 500ms, 2s or 1m (got '" + v + "')");
+        }
+    }
+
+    private int integer(Node node, String path, int min, int max) throws PolicyException {
+        String v = scalar(node, path, "a whole number");
+        try {
+            int n = Integer.parseInt(v.trim());
+            if (n < min || n > max) {
+                throw new NumberFormatException();
+            }
+            return n;
+        } catch (NumberFormatException e) {
+            throw error(node, path, "a whole number from " + min + " to " + max + " (got '" + v + "')");
+        }
+    }
+
+    private double number(Node node, String path, double min, double max) throws PolicyException {
+        String v = scalar(node, path, "a number");
+        try {
+            double n = Double.parseDouble(v.trim());
+            if (!(n >= min && n <= max)) {
+                throw new NumberFormatException();
+            }
+            return n;
+        } catch (NumberFormatException e) {
+            throw error(node, path, "a number from " + (long) min + " to " + (long) max + " (got '" + v + "')");
+        }
+    }
+
+    private double percent(Node node, String path) throws PolicyException {
+        String v = scalar(node, path, "a percentage such as 20%").trim();
+        try {
+            double p = v.endsWith("%") ? Double.parseDouble(v.substring(0, v.length() - 1)) / 100 : Double.parseDouble(v);
+            if (!(p >= 0 && p <= 10)) {
+                throw new NumberFormatException();
+            }
+            return p;
+        } catch (NumberFormatException e) {
+            throw error(node, path, "a percentage such as 20% (got '" + v + "')");
+        }
+    }
+
+    private boolean bool(Node node, String path) throws PolicyException {
+        String v = scalar(node, path, "true or false").trim().toLowerCase(Locale.ROOT);
+        return switch (v) {
+            case "true", "yes", "on" -> true;
+            case "false", "no", "off" -> false;
+            default -> throw error(node, path, "true or false (got '" + v + "')");
+        };
+    }
+
+    private PolicyException error(Node node, String key, String expected) {
+        int line = node.getStartMark().map(Mark::getLine).orElse(-1) + 1;
+        return new PolicyException(file + ":" + line + ": key '" + key + "': expected " + expected);
+    }
+
+    /** A refused policy document; the message names file, line, key and the expected form. */
+    public static final class PolicyException extends Exception {
+        public PolicyException(String message) {
+            super(message, null, false, false);
+        }
+    }
+}

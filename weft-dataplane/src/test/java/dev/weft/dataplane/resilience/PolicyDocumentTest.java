@@ -1,0 +1,76 @@
+package dev.weft.dataplane.resilience;
+
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class PolicyDocumentTest {
+
+    @Test
+    void aFullDocumentParsesWithDefaultsForWhatItLeavesOut() throws Exception {
+        Map<String, ServicePolicy> p = PolicyDocument.parse("policies.yaml", """
+                services:
+                  provider:
+                    timeout: 2s
+                    retries: {attempts: 2, budget: 10%}
+                    rate-limit: {requests-per-second: 100, burst: 20, per-caller: 10}
+                    routes:
+                      - name: search
+                        match: {path-prefix: /search, method: get}
+                        timeout: 500ms
+                  "*":
+                    outlier-detection: {consecutive-failures: 3}
+                """);
+        ServicePolicy provider = p.get("provider");
+        assertThat(provider.timeout()).isEqualTo(Duration.ofSeconds(2));
+        assertThat(provider.retry().attempts()).isEqualTo(2);
+        assertThat(provider.retry().budgetRatio()).isEqualTo(0.1);
+        assertThat(provider.retry().minPerSecond()).isEqualTo(ServicePolicy.RetryPolicy.DEFAULT.minPerSecond());
+        assertThat(provider.rateLimit()).isEqualTo(100);
+        assertThat(provider.perCallerRate()).isEqualTo(10);
+        ServicePolicy.Route search = provider.route("GET", "/search?q=x");
+        assertThat(search.name()).isEqualTo("search");
+        assertThat(search.policy().timeout()).isEqualTo(Duration.ofMillis(500));
+        assertThat(search.policy().retry().attempts()).isEqualTo(2); // inherited from the service
+        assertThat(provider.route("POST", "/search")).isNull();
+        assertThat(p.get("*").outlier().consecutiveFailures()).isEqualTo(3);
+        assertThat(p.get("*").timeout()).isEqualTo(ServicePolicy.DEFAULT.timeout());
+    }
+
+    @Test
+    void anUnknownKeyIsRefusedNamingFileLineKeyAndTheKnownKeys() {
+        assertThatThrownBy(() -> PolicyDocument.parse("p.yaml", """
+                services:
+                  provider:
+                    timeout: 2s
+                    retry: {attempts: 2}
+                """)).hasMessage("p.yaml:4: key 'services.provider.retry': expected one of "
+                + "[outlier-detection, rate-limit, retries, routes, timeout] (unknown key 'retry')");
+    }
+
+    @Test
+    void aBadValueIsRefusedWithTheExpectedForm() {
+        assertThatThrownBy(() -> PolicyDocument.parse("p.yaml", """
+                services:
+                  provider:
+                    timeout: soon
+                """)).hasMessage("p.yaml:3: key 'services.provider.timeout': expected a duration such as 500ms, 2s or 1m (got 'soon')");
+        assertThatThrownBy(() -> PolicyDocument.parse("p.yaml", """
+                services:
+                  provider:
+                    retries: {attempts: 50}
+                """)).hasMessageContaining("p.yaml:3: key 'services.provider.retries.attempts': expected a whole number from 1 to 10");
+    }
+
+    @Test
+    void brokenYamlAndMissingSectionsAreRefused() {
+        assertThatThrownBy(() -> PolicyDocument.parse("p.yaml", "services: [unclosed"))
+                .hasMessageStartingWith("p.yaml: not valid YAML");
+        assertThatThrownBy(() -> PolicyDocument.parse("p.yaml", "other: 1\n"))
+                .hasMessageContaining("key 'the document.other'");
+    }
+}
