@@ -4,6 +4,9 @@ import dev.weft.bench.BenchCommand;
 import dev.weft.bench.DemoCommand;
 import dev.weft.bench.LoadCommand;
 import dev.weft.control.ControlCommand;
+import dev.weft.control.cli.StatCommand;
+import dev.weft.control.cli.TopCommand;
+import dev.weft.control.cli.TraceCommand;
 import dev.weft.dataplane.SidecarCommand;
 import dev.weft.examples.ConsumerCommand;
 import dev.weft.examples.ProviderCommand;
@@ -17,7 +20,8 @@ import picocli.CommandLine.Command;
 @Command(name = "weft", mixinStandardHelpOptions = true, version = "weft 0.1.0",
         description = "Weft: a service mesh for the JVM.",
         subcommands = {SidecarCommand.class, ControlCommand.class, DemoCommand.class, ProviderCommand.class,
-                ConsumerCommand.class, LoadCommand.class, BenchCommand.class, CommandLine.HelpCommand.class})
+                ConsumerCommand.class, LoadCommand.class, BenchCommand.class, TraceCommand.class, StatCommand.class,
+                TopCommand.class, CommandLine.HelpCommand.class})
 public final class WeftCli implements Runnable {
 
     public static void main(String[] args) {

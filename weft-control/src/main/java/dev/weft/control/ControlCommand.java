@@ -31,12 +31,21 @@ public final class ControlCommand implements Callable<Integer> {
             description = "Where registrations and leases are kept across restarts (default: ${DEFAULT-VALUE}).")
     Path dataDir;
 
+    @Option(names = "--trace-store-spans", defaultValue = "" + ControlPlane.DEFAULT_TRACE_STORE_SPANS, paramLabel = "N",
+            description = "Spans kept in memory for ./weft trace (Zipkin API under /api/v2); oldest traces are evicted"
+                    + " first, slow and failed ones last; 0 collects none (default: ${DEFAULT-VALUE}).")
+    int traceStoreSpans;
+
     @Spec
     CommandSpec spec;
 
     @Override
     public Integer call() throws Exception {
-        ControlPlane control = new ControlPlane();
+        if (traceStoreSpans < 0) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "invalid --trace-store-spans "
+                    + traceStoreSpans + " (expected 0 or more)");
+        }
+        ControlPlane control = new ControlPlane(ControlPlane.DEFAULT_WATCH_HEARTBEAT, traceStoreSpans);
         InetSocketAddress bound;
         try {
             bound = control.start(listen, dataDir);

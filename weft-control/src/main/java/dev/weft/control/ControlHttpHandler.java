@@ -1,5 +1,6 @@
 package dev.weft.control;
 
+import dev.weft.control.trace.TraceApi;
 import dev.weft.registry.Endpoint;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
@@ -53,6 +54,7 @@ final class ControlHttpHandler extends SimpleChannelInboundHandler<FullHttpReque
     private static final Pattern SERVICE_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,252}");
     private static final Pattern ENDPOINT_ID = Pattern.compile("[A-Za-z0-9\\[][A-Za-z0-9._:@\\[\\]-]{0,252}");
     private static final byte[] HEARTBEAT = ControlJson.line(new ControlJson.Heartbeat("heartbeat"));
+    static final String API_PREFIX = "/api/";
     private static final String ROUTES = "GET /v1/health, PUT /v1/leases, GET /v1/leases, DELETE /v1/leases/{id},"
             + " PUT /v1/leases/{id}/keepalive, GET /v1/services, GET /v1/services/{service},"
             + " PUT|DELETE /v1/services/{service}/endpoints/{id}, GET /v1/watch/{service}?revision=N";
@@ -60,6 +62,8 @@ final class ControlHttpHandler extends SimpleChannelInboundHandler<FullHttpReque
     private final RegistryStore store;
     private final Duration heartbeatInterval;
     private final String dataDir;
+    /** Span collection and trace queries under /api/v2; null when the control plane collects no spans. */
+    private final TraceApi traces;
 
     // Watch state; set once the connection becomes a watch stream.
     private String watchedService;
@@ -67,11 +71,12 @@ final class ControlHttpHandler extends SimpleChannelInboundHandler<FullHttpReque
     private ScheduledFuture<?> heartbeat;
     private byte[] pendingSnapshot;
 
-    ControlHttpHandler(RegistryStore store, Duration heartbeatInterval, String dataDir) {
+    ControlHttpHandler(RegistryStore store, Duration heartbeatInterval, String dataDir, TraceApi traces) {
         super(FullHttpRequest.class, true);
         this.store = store;
         this.heartbeatInterval = heartbeatInterval;
         this.dataDir = dataDir;
+        this.traces = traces;
     }
 
     @Override
@@ -88,6 +93,11 @@ final class ControlHttpHandler extends SimpleChannelInboundHandler<FullHttpReque
             return;
         }
         QueryStringDecoder uri = new QueryStringDecoder(req.uri());
+        if (uri.path().startsWith(API_PREFIX)) {
+            ctx.channel().config().setAutoRead(false);
+            traceApi(ctx, req, uri, keepAlive);
+            return;
+        }
         String body = req.content().toString(StandardCharsets.UTF_8);
         ctx.channel().config().setAutoRead(false);
         try {
@@ -166,6 +176,34 @@ final class ControlHttpHandler extends SimpleChannelInboundHandler<FullHttpReque
             }
             default -> throw notFound(method, path);
         }
+    }
+
+    /**
+     * The Zipkin-compatible span API ({@link TraceApi}). The body is copied out of the request (which is released
+     * when channelRead0 returns); the answer comes back from the spans thread as bytes and is written here.
+     */
+    private void traceApi(ChannelHandlerContext ctx, FullHttpRequest req, QueryStringDecoder uri, boolean keepAlive) {
+        if (traces == null) {
+            writeError(ctx, new ControlException(404, "not-found", "this control plane collects no spans"
+                    + " (started with --trace-store-spans 0)"), keepAlive);
+            return;
+        }
+        List<String> p = segments(uri.rawPath());
+        if (p.size() < 3 || !p.get(1).equals("v2")) {
+            writeError(ctx, new ControlException(404, "not-found", "no route for " + req.method() + " " + uri.path()
+                    + " (the trace API is under /api/v2, e.g. GET /api/v2/traces)"), keepAlive);
+            return;
+        }
+        Map<String, String> params = new java.util.HashMap<>();
+        uri.parameters().forEach((k, v) -> params.put(k, v.isEmpty() ? "" : v.getFirst()));
+        byte[] body = io.netty.buffer.ByteBufUtil.getBytes(req.content());
+        traces.handle(req.method().name(), p.subList(2, p.size()), params, body,
+                        req.headers().get(HttpHeaderNames.CONTENT_ENCODING))
+                .whenComplete((answer, error) -> {
+                    TraceApi.Answer a = error == null ? answer : new TraceApi.Answer(500,
+                            ControlJson.bytes(new ControlJson.Error("internal error: " + error, "internal")));
+                    onEventLoop(ctx, () -> write(ctx, HttpResponseStatus.valueOf(a.status()), a.json(), keepAlive));
+                });
     }
 
     private static Endpoint endpoint(String service, String id, ControlJson.EndpointRequest r) {

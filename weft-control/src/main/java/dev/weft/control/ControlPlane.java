@@ -16,7 +16,11 @@ import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
+import dev.weft.control.trace.TraceApi;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.http.HttpObjectAggregator;
+import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpServerCodec;
 import io.netty.handler.flow.FlowControlHandler;
 import io.netty.util.concurrent.DefaultThreadFactory;
@@ -42,15 +46,20 @@ import java.util.concurrent.TimeUnit;
  * }</pre>
  *
  * <p>Threading: two event-loop threads ("weft-control-N") serve connections; all registry state lives on the single
- * store thread of {@link RegistryStore}. {@link #start} and {@link #close} may be called from any thread.
+ * store thread of {@link RegistryStore}; collected spans live on the single "weft-control-spans" thread of
+ * {@link TraceApi}. {@link #start} and {@link #close} may be called from any thread.
  */
 public final class ControlPlane implements AutoCloseable {
     /** How often a watch stream carries a heartbeat line, so clients can tell a quiet stream from a dead one. */
     public static final Duration DEFAULT_WATCH_HEARTBEAT = Duration.ofSeconds(2);
     private static final int MAX_REQUEST_BYTES = 64 * 1024;
+    /** Spans kept for {@code ./weft trace} by default: about 1.3 KB of heap each (mostly span JSON), 65 MB in all. */
+    public static final int DEFAULT_TRACE_STORE_SPANS = 50_000;
 
     private final Duration watchHeartbeat;
+    private final int traceStoreSpans;
     private RegistryStore store;
+    private TraceApi traces;
     private EventLoopGroup group;
     private ChannelGroup channels;
     private Channel server;
@@ -61,6 +70,15 @@ public final class ControlPlane implements AutoCloseable {
     }
 
     public ControlPlane(Duration watchHeartbeat) {
+        this(watchHeartbeat, DEFAULT_TRACE_STORE_SPANS);
+    }
+
+    /** @param traceStoreSpans spans kept in memory for trace queries; 0 collects none (the span API answers 404) */
+    public ControlPlane(Duration watchHeartbeat, int traceStoreSpans) {
+        if (traceStoreSpans < 0) {
+            throw new IllegalArgumentException("trace store size must be >= 0, got " + traceStoreSpans);
+        }
+        this.traceStoreSpans = traceStoreSpans;
         this.watchHeartbeat = Objects.requireNonNull(watchHeartbeat, "watchHeartbeat");
         if (watchHeartbeat.toMillis() < 10) {
             throw new IllegalArgumentException("watch heartbeat too short: " + watchHeartbeat + " (expected >= 10ms)");
@@ -81,6 +99,7 @@ public final class ControlPlane implements AutoCloseable {
             throw new IllegalStateException("control plane already started on " + bound);
         }
         RegistryStore opened = RegistryStore.open(dataDir, System::nanoTime);
+        TraceApi spans = traceStoreSpans > 0 ? new TraceApi(traceStoreSpans) : null;
         boolean epoll = Epoll.isAvailable();
         EventLoopGroup loops = new MultiThreadIoEventLoopGroup(2, new DefaultThreadFactory("weft-control", true),
                 epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
@@ -99,26 +118,54 @@ public final class ControlPlane implements AutoCloseable {
                         open.add(ch);
                         ch.pipeline()
                                 .addLast("http", new HttpServerCodec())
+                                .addLast("body-limit", new BodyLimitSelector())
                                 .addLast("aggregate", new HttpObjectAggregator(MAX_REQUEST_BYTES))
                                 // Holds back requests that arrived in the same read while the handler has
                                 // auto-read off, so a pipelining client gets its answers in order.
                                 .addLast("one-at-a-time", new FlowControlHandler())
-                                .addLast("api", new ControlHttpHandler(opened, watchHeartbeat, dataDirName));
+                                .addLast("api", new ControlHttpHandler(opened, watchHeartbeat, dataDirName, spans));
                     }
                 });
         ChannelFuture bind = bootstrap.bind(listen).awaitUninterruptibly();
         if (!bind.isSuccess()) {
             loops.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
             opened.close();
+            if (spans != null) {
+                spans.close();
+            }
             throw new IOException("cannot listen on " + listen.getHostString() + ":" + listen.getPort() + ": "
                     + bind.cause().getMessage(), bind.cause());
         }
         this.store = opened;
+        this.traces = spans;
         this.group = loops;
         this.channels = open;
         this.server = bind.channel();
         this.bound = (InetSocketAddress) server.localAddress();
         return bound;
+    }
+
+    /**
+     * Registry requests keep their 64 KiB limit; span batches (under {@code /api/}) may be larger. The aggregator is
+     * swapped at the start of each request, when it holds nothing, only if the limit changes.
+     *
+     * <p>Thread: the connection's event loop. Buffers: passes every message on untouched.
+     */
+    private static final class BodyLimitSelector extends ChannelInboundHandlerAdapter {
+        private int current = MAX_REQUEST_BYTES;
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            if (msg instanceof HttpRequest req) {
+                int limit = req.uri().startsWith(ControlHttpHandler.API_PREFIX) ? TraceApi.MAX_BODY_BYTES
+                        : MAX_REQUEST_BYTES;
+                if (limit != current) {
+                    ctx.pipeline().replace("aggregate", "aggregate", new HttpObjectAggregator(limit));
+                    current = limit;
+                }
+            }
+            ctx.fireChannelRead(msg);
+        }
     }
 
     /** The bound address, or null before {@link #start}. */
@@ -139,6 +186,10 @@ public final class ControlPlane implements AutoCloseable {
         channels.close().awaitUninterruptibly();
         // After the connections, so nothing queues new work on a closing store.
         store.close();
+        if (traces != null) {
+            traces.close();
+            traces = null;
+        }
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
         store = null;
         group = null;

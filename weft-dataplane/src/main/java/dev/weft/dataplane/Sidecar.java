@@ -13,7 +13,9 @@ import dev.weft.dataplane.mesh.MeshPool;
 import dev.weft.dataplane.metrics.PrometheusText;
 import dev.weft.dataplane.metrics.SidecarMetrics;
 import dev.weft.dataplane.metrics.TrafficMetrics;
+import dev.weft.dataplane.observe.CompositeObserver;
 import dev.weft.dataplane.observe.ExchangeObserver;
+import dev.weft.dataplane.observe.Observability;
 import dev.weft.dataplane.outbound.OutboundServer;
 import dev.weft.dataplane.outbound.Router;
 import dev.weft.dataplane.transport.Transport;
@@ -54,6 +56,9 @@ import java.util.concurrent.TimeUnit;
 public final class Sidecar implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
+    /** Endpoint metadata key holding the sidecar's admin address (HOST:PORT). */
+    public static final String ADMIN_METADATA = "admin";
+
     private final SidecarConfig config;
     private final SidecarMetrics metrics = new SidecarMetrics();
     private final WmpCodecMetrics codecMetrics = new WmpCodecMetrics();
@@ -74,23 +79,34 @@ public final class Sidecar implements AutoCloseable {
     private Thread readinessThread;
     private final Map<String, InetSocketAddress> bound = new LinkedHashMap<>();
 
-    private final ExchangeObserver observer;
+    private final ExchangeObserver extraObserver;
+    private Observability observability;
+    private ExchangeObserver observer;
 
     public Sidecar(SidecarConfig config) {
         this(config, ExchangeObserver.NOOP);
     }
 
-    /** @param observer sees every exchange (tracing, access logs); {@link ExchangeObserver#NOOP} for none */
+    /**
+     * @param observer sees every exchange besides the sidecar's own metrics, tracing and access logs (which
+     *                 {@link SidecarConfig#observability()} configures); {@link ExchangeObserver#NOOP} for none
+     */
     public Sidecar(SidecarConfig config, ExchangeObserver observer) {
         this.config = config;
-        this.observer = observer;
+        this.extraObserver = observer;
     }
 
     /** Binds every listener and starts registration in the background; returns the bound addresses. */
     public Map<String, InetSocketAddress> start() throws InterruptedException {
         Collaborator collaborator = Collaborator.named(config.collaborator());
         Balancer.Factory balancer = Balancer.named(config.balancer());
+        // Before the transport: a bad access log path fails the start with nothing yet to clean up.
+        observability = new Observability(config.observability(), config.service(), config.registryUrl(),
+                this::requestsHandled);
         transport = new Transport(config.workers());
+        observability.open(List.of(transport.manager(), transport.workers()));
+        // With nothing observed the data plane gets NOOP, so the overhead baseline really is zero work.
+        observer = CompositeObserver.of(observability.isActive() ? observability : ExchangeObserver.NOOP, extraObserver);
         registry = Registries.open(config.registryUrl());
         WmpLimits limits = WmpLimits.defaults();
         meshPool = new MeshPool(transport, limits, codecMetrics, config.meshConnectionsPerPeer(), 2000);
@@ -133,14 +149,19 @@ public final class Sidecar implements AutoCloseable {
         bound.put("admin", admin.bind(config.admin()));
 
         InetSocketAddress advertised = config.advertise() != null ? config.advertise() : in;
-        readinessThread = Thread.ofVirtual().name("weft-readiness").start(() -> awaitAppThenRegister(advertised));
+        InetSocketAddress adminBound = bound.get("admin");
+        // Registered so that ./weft stat and top can find every sidecar's /metrics through the registry.
+        String adminAddress = (adminBound.getAddress() != null && adminBound.getAddress().isAnyLocalAddress()
+                ? advertised.getHostString() : adminBound.getHostString()) + ":" + adminBound.getPort();
+        readinessThread = Thread.ofVirtual().name("weft-readiness")
+                .start(() -> awaitAppThenRegister(advertised, adminAddress));
         return Map.copyOf(bound);
     }
 
     /**
      * Registers only once the app accepts connections: peers must not be sent to an instance that cannot answer.
      */
-    private void awaitAppThenRegister(InetSocketAddress advertised) {
+    private void awaitAppThenRegister(InetSocketAddress advertised, String adminAddress) {
         long backoff = 50;
         while (!draining) {
             try (Socket s = new Socket()) {
@@ -162,7 +183,8 @@ public final class Sidecar implements AutoCloseable {
         String id = config.instanceId() != null ? config.instanceId()
                 : config.service() + "-" + advertised.getHostString() + "-" + advertised.getPort();
         registration = registry.register(new Endpoint(config.service(), id, advertised.getHostString(),
-                advertised.getPort(), config.weight(), config.capacity(), Map.of()), config.leaseTtl());
+                advertised.getPort(), config.weight(), config.capacity(), Map.of(ADMIN_METADATA, adminAddress)),
+                config.leaseTtl());
     }
 
     public boolean isReady() {
@@ -234,6 +256,19 @@ public final class Sidecar implements AutoCloseable {
         if (transport != null) {
             transport.close();
         }
+        if (observability != null) {
+            // After the transport: every exchange has ended, so the last spans and log lines are queued.
+            observability.close();
+        }
+    }
+
+    /** Requests this sidecar finished, both directions: its hops, for the mesh tax. */
+    private long requestsHandled() {
+        long n = 0;
+        for (int cls = 0; cls <= 5; cls++) {
+            n += metrics.outbound.requests(cls) + metrics.inbound.requests(cls);
+        }
+        return n;
     }
 
     /**
@@ -281,6 +316,7 @@ public final class Sidecar implements AutoCloseable {
         }
         m.put("upstreams", services);
         m.put("registryHealth", healthJson(registry.health()));
+        m.put("observability", observability.describe());
         try {
             return JSON.writeValueAsString(m) + "\n";
         } catch (IOException e) {
@@ -383,6 +419,7 @@ public final class Sidecar implements AutoCloseable {
                 p.counter("weft_endpoint_requests_total", "Requests sent per upstream endpoint.", e.requests(), "upstream", c.service(), "endpoint", e.endpoint().id());
             }
         }
+        balancerMetrics(p);
         p.counter("weft_wmp_frames_total", "WMP frames, by direction.", codecMetrics.framesIn(), "direction", "in");
         p.counter("weft_wmp_frames_total", "", codecMetrics.framesOut(), "direction", "out");
         p.counter("weft_wmp_bytes_total", "WMP bytes on the wire, by direction.", codecMetrics.bytesIn(), "direction", "in");
@@ -391,9 +428,59 @@ public final class Sidecar implements AutoCloseable {
         RegistryHealth h = registry.health();
         p.gauge("weft_registry_connected", "1 when the registry answered the last call.", h.connected() ? 1 : 0, "backend", String.valueOf(h.backend()));
         p.counter("weft_registry_reconnects_total", "Reconnections to the registry.", h.reconnects());
+        if (h.lastContact() != null) {
+            p.gauge("weft_registry_last_contact_age_seconds", "Seconds since the registry last answered.",
+                    Math.max(0, java.time.Duration.between(h.lastContact(), java.time.Instant.now()).toMillis() / 1000.0));
+        }
+        Registration r = registration;
+        p.gauge("weft_registered", "1 while this instance's registration is accepted by the registry.",
+                r != null && r.isRegistered() ? 1 : 0);
+        observability.render(p);
         p.gauge("weft_ready", "1 when the sidecar is ready.", isReady() ? 1 : 0);
         p.gauge("weft_uptime_seconds", "Seconds since start.", TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - startedNanos));
         return p.toString();
+    }
+
+    /**
+     * The balancer's and resilience policies' decisions, per destination (the local app counts as {@code app}):
+     * ejections, retries, sheds (rate limits), timeouts and an exhausted retry budget.
+     */
+    private void balancerMetrics(PrometheusText p) {
+        List<Cluster> clusters = new java.util.ArrayList<>(router.clusters());
+        clusters.add(appCluster);
+        for (Cluster c : clusters) {
+            for (EndpointState e : c.endpoints()) {
+                p.counter("weft_endpoint_ejections_total", "Times outlier detection ejected an endpoint.",
+                        e.ejectionsTotal(), "upstream", label(c), "endpoint", e.endpoint().id());
+            }
+        }
+        for (Cluster c : clusters) {
+            for (EndpointState e : c.endpoints()) {
+                p.gauge("weft_endpoint_ejected", "1 while an endpoint is ejected (not chosen by the balancer).",
+                        e.isEjected() ? 1 : 0, "upstream", label(c), "endpoint", e.endpoint().id());
+            }
+        }
+        for (Cluster c : clusters) {
+            p.counter("weft_upstream_retries_total", "Retries made by policy (safe cases only, under the retry budget).",
+                    c.retries(), "upstream", label(c));
+        }
+        for (Cluster c : clusters) {
+            p.counter("weft_upstream_retry_budget_exhausted_total", "Retries refused because the retry budget was spent.",
+                    c.retryBudget().exhausted(), "upstream", label(c));
+        }
+        for (Cluster c : clusters) {
+            p.counter("weft_upstream_rate_limited_total", "Requests shed by a local rate limit (429).",
+                    c.rateLimited(), "upstream", label(c));
+        }
+        for (Cluster c : clusters) {
+            p.counter("weft_upstream_timeouts_total", "Requests that ran out of their timeout or deadline.",
+                    c.timeouts(), "upstream", label(c));
+        }
+    }
+
+    /** The local app's cluster is named "app:SERVICE" inside; as a label it is just "app". */
+    private String label(Cluster c) {
+        return c == appCluster ? "app" : c.service();
     }
 
     static Duration seconds(long s) {

@@ -1,13 +1,25 @@
 package dev.weft.dataplane;
 
+import dev.weft.dataplane.observe.ExchangeObserver;
+import dev.weft.dataplane.observe.ObservabilityConfig;
+import dev.weft.dataplane.observe.RouteTable;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Option;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.EnumSet;
 import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 
@@ -96,6 +108,103 @@ public final class SidecarCommand implements Callable<Integer> {
             description = "Longest a graceful drain waits for in-flight requests (default: ${DEFAULT-VALUE}).")
     Duration drainTimeout;
 
+    // --- observability (docs/observability.md) ---
+
+    @Option(names = "--metrics", paramLabel = "on|off", defaultValue = "on",
+            description = "Per-route golden metrics and the mesh's own cost (mesh tax) at /metrics (default: ${DEFAULT-VALUE}). The per-direction basics are always counted.")
+    String metricsFlag;
+
+    @Option(names = "--tracing", paramLabel = "on|off", defaultValue = "on",
+            description = "Trace context propagation (W3C traceparent, B3) and spans; off passes trace headers through untouched (default: ${DEFAULT-VALUE}).")
+    String tracingFlag;
+
+    @Option(names = "--trace-sample", paramLabel = "RATIO", defaultValue = "1.0",
+            description = "Share of new traces sampled, 0.0-1.0; a caller's decision is always honoured (default: ${DEFAULT-VALUE}).")
+    double traceSample;
+
+    @Option(names = "--trace-endpoint", paramLabel = "URL|auto|off", defaultValue = "auto",
+            description = "Where spans are posted: a Zipkin (http://HOST:9411/api/v2/spans) or OTLP/HTTP (http://HOST:4318/v1/traces) URL; auto = the control plane of a weft:// registry (default: ${DEFAULT-VALUE}).")
+    String traceEndpoint;
+
+    @Option(names = "--trace-format", paramLabel = "FORMAT", defaultValue = "zipkin",
+            description = "Span encoding: zipkin (v2 JSON) or otlp (OTLP/HTTP JSON) (default: ${DEFAULT-VALUE}).")
+    String traceFormat;
+
+    @Option(names = "--trace-propagation", paramLabel = "FORMATS", defaultValue = "w3c,b3", split = ",",
+            description = "Trace header formats written on forwarded requests: w3c, b3 (single header), b3multi (X-B3-*); all are read (default: ${DEFAULT-VALUE}).")
+    List<String> tracePropagation;
+
+    @Option(names = "--access-log", paramLabel = "[SIDE=]SINK",
+            description = "Repeatable. JSON-lines access log: SINK is stdout, a file path or off; SIDE is inbound or outbound (both when omitted). Lines are dropped and counted, never waited for, when the sink is slow.")
+    List<String> accessLogs = new ArrayList<>();
+
+    @Option(names = "--route-label", paramLabel = "NAME=[METHOD:]PREFIX",
+            description = "Repeatable. Names a path prefix as a route for metric labels and span names, e.g. users=/users or create=POST:/users; other paths are route 'default' (paths are never labels).")
+    List<String> routeLabels = new ArrayList<>();
+
+    /** The observability flags as a config; errors name the flag and the expected form. */
+    ObservabilityConfig observabilityConfig() {
+        Set<ObservabilityConfig.Propagation> formats = EnumSet.noneOf(ObservabilityConfig.Propagation.class);
+        for (String f : tracePropagation) {
+            if (!f.isBlank()) {
+                formats.add(ObservabilityConfig.Propagation.parse(f));
+            }
+        }
+        Map<ExchangeObserver.Direction, String> logs = new EnumMap<>(ExchangeObserver.Direction.class);
+        for (String spec : accessLogs) {
+            String side = null;
+            String sink = spec;
+            int eq = spec.indexOf('=');
+            if (eq > 0) {
+                side = spec.substring(0, eq).trim().toLowerCase(Locale.ROOT);
+                sink = spec.substring(eq + 1).trim();
+            }
+            if (sink.isEmpty()) {
+                throw new IllegalArgumentException("invalid --access-log '" + spec + "' (expected [inbound=|outbound=]SINK with SINK stdout, off or a file path)");
+            }
+            List<ExchangeObserver.Direction> sides = side == null ? List.of(ExchangeObserver.Direction.values())
+                    : switch (side) {
+                        case "inbound" -> List.of(ExchangeObserver.Direction.INBOUND);
+                        case "outbound" -> List.of(ExchangeObserver.Direction.OUTBOUND);
+                        default -> throw new IllegalArgumentException("invalid side '" + side + "' in --access-log '"
+                                + spec + "' (expected inbound or outbound)");
+                    };
+            for (ExchangeObserver.Direction d : sides) {
+                if (sink.equals("off")) {
+                    logs.remove(d);
+                } else {
+                    logs.put(d, sink);
+                }
+            }
+        }
+        List<RouteTable.Route> routes = new ArrayList<>();
+        for (String r : routeLabels) {
+            routes.add(RouteTable.Route.parse(r));
+        }
+        return new ObservabilityConfig(onOff("--metrics", metricsFlag), onOff("--tracing", tracingFlag), traceSample,
+                traceEndpoint.trim(), traceFormat.trim().toLowerCase(Locale.ROOT), formats, logs, routes);
+    }
+
+    @Spec
+    CommandSpec spec;
+
+    /** Bad observability flags are usage errors: picocli prints the message and the usage, exit code 2. */
+    private ObservabilityConfig checkedObservabilityConfig() {
+        try {
+            return observabilityConfig();
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage(), e);
+        }
+    }
+
+    private static boolean onOff(String flag, String value) {
+        return switch (value.trim().toLowerCase(Locale.ROOT)) {
+            case "on", "true", "yes" -> true;
+            case "off", "false", "no" -> false;
+            default -> throw new IllegalArgumentException("invalid " + flag + " '" + value + "' (expected on or off)");
+        };
+    }
+
     @Override
     public Integer call() throws Exception {
         Map<String, InetSocketAddress> ups = new LinkedHashMap<>();
@@ -107,7 +216,7 @@ public final class SidecarCommand implements Callable<Integer> {
         SidecarConfig cfg = new SidecarConfig(service, instance, app, inbound, advertise, outbound, ups, admin, registry,
                 weight, capacity, queueSize, queueTimeout, leaseTtl, balancer, collaborator,
                 workers != null ? workers : Runtime.getRuntime().availableProcessors(), meshProtocol, meshConnections,
-                drainTimeout);
+                drainTimeout, checkedObservabilityConfig());
         Sidecar sidecar = new Sidecar(cfg);
         Map<String, InetSocketAddress> bound = sidecar.start();
         StringBuilder line = new StringBuilder("weft sidecar '" + service + "' started:");

@@ -1,5 +1,7 @@
 package dev.weft.dataplane;
 
+import dev.weft.dataplane.observe.ObservabilityConfig;
+
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Map;
@@ -28,6 +30,7 @@ import java.util.Map;
  * @param meshProtocol   link between sidecars: wmp (default) or http1
  * @param meshConnectionsPerPeer persistent WMP connections per peer and Worker
  * @param drainTimeout   longest a graceful drain waits for requests in flight
+ * @param observability  metrics, tracing and access logs (docs/observability.md)
  */
 public record SidecarConfig(String service, String instanceId, InetSocketAddress app, InetSocketAddress inbound,
                             InetSocketAddress advertise, InetSocketAddress outbound,
@@ -35,8 +38,21 @@ public record SidecarConfig(String service, String instanceId, InetSocketAddress
                             int weight, int capacity, int queueSize, Duration queueTimeout, Duration leaseTtl,
                             String balancer, String collaborator, int workers, String meshProtocol,
                             int meshConnectionsPerPeer,
-                            Duration drainTimeout) {
+                            Duration drainTimeout, ObservabilityConfig observability) {
     public SidecarConfig {
         upstreams = Map.copyOf(upstreams);
+        observability = observability == null ? ObservabilityConfig.defaults() : observability;
+    }
+
+    /** Everything observed with the defaults (metrics, tracing at 100% to a weft:// control plane, no access log). */
+    public SidecarConfig(String service, String instanceId, InetSocketAddress app, InetSocketAddress inbound,
+                         InetSocketAddress advertise, InetSocketAddress outbound,
+                         Map<String, InetSocketAddress> upstreams, InetSocketAddress admin, String registryUrl,
+                         int weight, int capacity, int queueSize, Duration queueTimeout, Duration leaseTtl,
+                         String balancer, String collaborator, int workers, String meshProtocol,
+                         int meshConnectionsPerPeer, Duration drainTimeout) {
+        this(service, instanceId, app, inbound, advertise, outbound, upstreams, admin, registryUrl, weight, capacity,
+                queueSize, queueTimeout, leaseTtl, balancer, collaborator, workers, meshProtocol,
+                meshConnectionsPerPeer, drainTimeout, ObservabilityConfig.defaults());
     }
 }

@@ -1,6 +1,7 @@
 package dev.weft.dataplane;
 
 import dev.weft.control.ControlPlane;
+import dev.weft.dataplane.observe.ObservabilityConfig;
 
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -21,6 +22,8 @@ final class MeshFixture implements AutoCloseable {
     final String meshProtocol;
     private final List<AutoCloseable> started = new ArrayList<>();
     private final Path dataDir;
+    /** What the sidecars observe: the production defaults unless a test sets something else before starting them. */
+    ObservabilityConfig observability = ObservabilityConfig.defaults();
 
     MeshFixture(String collaborator) throws Exception {
         this(collaborator, "wmp");
@@ -59,7 +62,8 @@ final class MeshFixture implements AutoCloseable {
         SidecarConfig cfg = new SidecarConfig(service, id, app, new InetSocketAddress("127.0.0.1", 0), null,
                 sharedOutbound ? new InetSocketAddress("127.0.0.1", 0) : null, upstreams,
                 new InetSocketAddress("127.0.0.1", 0), registryUrl(), weight, capacity, 2048, Duration.ofSeconds(10),
-                Duration.ofSeconds(2), "weighted-round-robin", collaborator, 2, meshProtocol, 2, Duration.ofSeconds(5));
+                Duration.ofSeconds(2), "weighted-round-robin", collaborator, 2, meshProtocol, 2, Duration.ofSeconds(5),
+                observability);
         Sidecar s = new Sidecar(cfg);
         started.add(s);
         s.start();

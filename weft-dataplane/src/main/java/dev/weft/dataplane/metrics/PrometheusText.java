@@ -64,6 +64,25 @@ public final class PrometheusText {
         return this;
     }
 
+    /**
+     * A histogram in seconds from a {@link LatencyHistogram}. Reads each bucket once, so a concurrent increment can
+     * make {@code _count} differ from {@code +Inf} by a request at most; Prometheus tolerates that.
+     */
+    public PrometheusText histogram(String name, String help, LatencyHistogram h, String... labels) {
+        header(name, "histogram", help);
+        long[] counts = h.counts();
+        long cumulative = 0;
+        for (int i = 0; i < LatencyHistogram.LE.length; i++) {
+            cumulative += counts[i];
+            sample(name + "_bucket", cumulative, with(labels, "le", LatencyHistogram.LE[i]));
+        }
+        cumulative += counts[counts.length - 1];
+        sample(name + "_bucket", cumulative, with(labels, "le", "+Inf"));
+        sample(name + "_sum", h.sumMicros() / 1_000_000.0, labels);
+        sample(name + "_count", cumulative, labels);
+        return this;
+    }
+
     private static long countAtOrBelow(Histogram h, long value) {
         return h.getTotalCount() == 0 ? 0 : h.getCountBetweenValues(0, value);
     }

@@ -6,7 +6,19 @@ package dev.weft.dataplane.observe;
  */
 public interface ExchangeTrace {
 
-    /** Admitted: a capacity slot at this endpoint was granted (the queue wait ends here). */
+    /**
+     * The destination is known: called once the request is routed, before admission, so that requests refused
+     * before any endpoint is chosen (queue full, shed, no endpoints) are still counted against their destination.
+     *
+     * @param destinationService the service the request goes to
+     * @param route              the policy route that matched, or null to keep the route named by path prefix
+     */
+    default void routed(String destinationService, String route) {}
+
+    /**
+     * Admitted: a capacity slot at this endpoint was granted (the queue wait ends here). Called again for each
+     * retry; every call after the first counts as one retry.
+     */
     default void admitted(String destinationService, String endpointId, String endpointAddress) {}
 
     /** A pooled upstream connection was obtained (dialled if needed). */

@@ -1,0 +1,76 @@
+package dev.weft.control.cli;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Locale;
+
+/** The few HTTP GETs the operator commands make, with timeouts and errors that say which URL failed and how. */
+final class Http implements AutoCloseable {
+    private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(2)).build();
+
+    /** @throws IOException naming the URL, for a failed connection or a non-2xx answer */
+    String get(URI uri) throws IOException {
+        HttpRequest request = HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5)).GET().build();
+        HttpResponse<String> response;
+        try {
+            response = client.send(request, HttpResponse.BodyHandlers.ofString());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while fetching " + uri, e);
+        } catch (IOException e) {
+            throw new IOException("cannot reach " + uri + ": " + (e.getMessage() == null ? e.getClass().getSimpleName()
+                    : e.getMessage()), e);
+        }
+        if (response.statusCode() / 100 != 2) {
+            String body = response.body() == null ? "" : response.body().strip();
+            throw new HttpStatusException(response.statusCode(), "GET " + uri + " answered " + response.statusCode()
+                    + (body.isEmpty() ? "" : ": " + (body.length() > 300 ? body.substring(0, 300) + "..." : body)));
+        }
+        return response.body();
+    }
+
+    /** A non-2xx answer. */
+    static final class HttpStatusException extends IOException {
+        final int status;
+
+        HttpStatusException(int status, String message) {
+            super(message);
+            this.status = status;
+        }
+    }
+
+    /**
+     * The HTTP base of a control plane or Zipkin server: {@code weft://HOST:PORT}, {@code http(s)://HOST:PORT[/...]}
+     * or {@code HOST:PORT}. A trailing {@code /api/v2/...} is cut, so a span endpoint URL works too.
+     */
+    static String base(String target) {
+        String t = target.trim();
+        if (t.startsWith("weft://")) {
+            t = "http://" + t.substring("weft://".length());
+        } else if (!t.toLowerCase(Locale.ROOT).startsWith("http://") && !t.toLowerCase(Locale.ROOT).startsWith("https://")) {
+            if (t.contains("://")) {
+                throw new IllegalArgumentException("unsupported address '" + target
+                        + "' (expected weft://HOST:PORT, http://HOST:PORT or HOST:PORT)");
+            }
+            t = "http://" + t;
+        }
+        int api = t.indexOf("/api/");
+        if (api > 0) {
+            t = t.substring(0, api);
+        }
+        while (t.endsWith("/")) {
+            t = t.substring(0, t.length() - 1);
+        }
+        return t;
+    }
+
+    @Override
+    public void close() {
+        client.shutdownNow();
+    }
+}

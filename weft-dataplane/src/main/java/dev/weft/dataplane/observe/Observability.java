@@ -1,0 +1,225 @@
+package dev.weft.dataplane.observe;
+
+import dev.weft.dataplane.metrics.MeshTax;
+import dev.weft.dataplane.metrics.PrometheusText;
+import dev.weft.dataplane.metrics.RouteMetrics;
+import io.netty.channel.EventLoopGroup;
+import io.netty.util.concurrent.EventExecutor;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.LongSupplier;
+
+/**
+ * A sidecar's observability: the {@link ExchangeObserver} that turns every exchange into golden metrics, a span
+ * (when sampled) and an access log line (when logging), plus the mesh's own cost. Built from
+ * {@link ObservabilityConfig}; one per sidecar.
+ *
+ * <p>Per request, on the Worker loop: {@link #start} allocates one {@link ObservedExchange}, matches the route (a
+ * prefix scan), and with tracing on reads the caller's trace headers and writes the next hop's (two or three small
+ * strings); {@link ObservedExchange#end} increments LongAdders and, for sampled or logged exchanges, enqueues the
+ * record on lock-free bounded queues. No lock, no formatting, no I/O on the loop: spans and log lines are encoded
+ * by their own threads.
+ *
+ * <p>Threads: exchange callbacks on Workers; {@link #open}/{@link #close} on the sidecar's lifecycle thread; the
+ * "weft-observe" scheduler samples the mesh tax and recalibrates the span clock every second; rendering on an
+ * admin request's Worker. Buffers: none; only header strings and counters are touched.
+ */
+public final class Observability implements ExchangeObserver, AutoCloseable {
+    /** Spans queued for export at most; beyond, spans are dropped and counted. */
+    public static final int SPAN_QUEUE = 16_384;
+    public static final int SPAN_BATCH = 1_000;
+    public static final Duration SPAN_FLUSH = Duration.ofSeconds(1);
+
+    private final ObservabilityConfig config;
+    private final RouteTable routes;
+    private final TracePropagation propagation;
+    private final SpanExporter exporter;
+    private final EnumMap<Direction, AccessLog> accessLogs = new EnumMap<>(Direction.class);
+    private final AccessLog outboundLog;
+    private final AccessLog inboundLog;
+    private final RouteMetrics routeMetrics;
+    private final MeshTax meshTax;
+    private final EpochClock clock = new EpochClock();
+    private final LongAdder tracesStarted = new LongAdder();
+    private final LongAdder tracesContinued = new LongAdder();
+    private final LongAdder spansSampled = new LongAdder();
+    private ScheduledExecutorService scheduler;
+
+    /**
+     * @param registryUrl the sidecar's registry: {@code auto} sends spans to a {@code weft://} control plane
+     * @param hops        requests this sidecar finished (inbound + outbound), for the mesh tax
+     */
+    public Observability(ObservabilityConfig config, String service, String registryUrl, LongSupplier hops) {
+        this.config = config;
+        this.routes = new RouteTable(config.routes());
+        this.propagation = config.tracing() ? new TracePropagation(config.propagation(), config.traceSample()) : null;
+        URI endpoint = config.resolveTraceEndpoint(registryUrl);
+        this.exporter = endpoint == null ? null : new SpanExporter(endpoint, SpanEncoder.named(config.traceFormat()),
+                SPAN_QUEUE, SPAN_BATCH, SPAN_FLUSH);
+        this.routeMetrics = config.metrics() ? new RouteMetrics(service) : null;
+        this.meshTax = config.metrics() ? new MeshTax(hops) : null;
+        try {
+            for (Map.Entry<Direction, String> e : config.accessLogs().entrySet()) {
+                accessLogs.put(e.getKey(), AccessLog.open(e.getKey(), e.getValue()));
+            }
+        } catch (IOException e) {
+            accessLogs.values().forEach(AccessLog::close);
+            throw new UncheckedIOException("cannot open access log: " + e.getMessage(), e);
+        }
+        this.outboundLog = accessLogs.get(Direction.OUTBOUND);
+        this.inboundLog = accessLogs.get(Direction.INBOUND);
+    }
+
+    /** Whether anything is observed at all; when not, the sidecar uses {@link ExchangeObserver#NOOP} instead. */
+    public boolean isActive() {
+        return routeMetrics != null || propagation != null || !accessLogs.isEmpty();
+    }
+
+    /**
+     * Starts the background threads and learns which threads are the data path.
+     *
+     * @param loops the sidecar's event loop groups (Manager and Workers), whose threads' cost is the mesh tax
+     */
+    public void open(List<EventLoopGroup> loops) {
+        if (exporter != null) {
+            exporter.start();
+        }
+        accessLogs.values().forEach(AccessLog::start);
+        scheduler = Executors.newSingleThreadScheduledExecutor(r -> Thread.ofPlatform().daemon().name("weft-observe")
+                .unstarted(r));
+        if (meshTax != null) {
+            meshTax.setEventLoopThreads(threadIds(loops));
+            meshTax.sample();
+            scheduler.scheduleAtFixedRate(meshTax::sample, 1, 1, TimeUnit.SECONDS);
+        }
+        scheduler.scheduleAtFixedRate(clock::calibrate, 1, 1, TimeUnit.SECONDS);
+    }
+
+    private static long[] threadIds(List<EventLoopGroup> groups) {
+        List<Long> ids = new ArrayList<>();
+        for (EventLoopGroup g : groups) {
+            for (EventExecutor e : g) {
+                try {
+                    ids.add(e.submit(() -> Thread.currentThread().threadId()).get(2, TimeUnit.SECONDS));
+                } catch (Exception ex) {
+                    // A loop that does not answer within 2 s is not running requests either; it is left out.
+                }
+            }
+        }
+        return ids.stream().mapToLong(Long::longValue).toArray();
+    }
+
+    @Override
+    public ExchangeTrace start(Direction direction, String localService, String method, String path,
+                               HeaderAccess headers, String peer) {
+        long now = System.nanoTime();
+        ObservedExchange x = new ObservedExchange(this, direction, localService, method, path, peer,
+                routes.match(method, path), now, clock.epochMicros(now));
+        if (propagation != null) {
+            propagation.propagate(headers, x);
+            if (x.traceStarted) {
+                tracesStarted.increment();
+            } else {
+                tracesContinued.increment();
+            }
+        }
+        return x;
+    }
+
+    /** Called once by each exchange as it ends, on its Worker. */
+    void finished(ObservedExchange x) {
+        if (routeMetrics != null) {
+            routeMetrics.stats(x.direction == Direction.INBOUND, x.destination, x.route)
+                    .record(x.status, x.durationMicros(), x.bytesIn, x.bytesOut, Math.max(0, x.attempts - 1), x.error);
+        }
+        if (exporter != null && x.isSampled()) {
+            spansSampled.increment();
+            exporter.offer(x);
+        }
+        AccessLog log = x.direction == Direction.OUTBOUND ? outboundLog : inboundLog;
+        if (log != null) {
+            log.offer(x);
+        }
+    }
+
+    /** Appends this sidecar's observability metrics to /metrics. */
+    public void render(PrometheusText p) {
+        if (routeMetrics != null) {
+            routeMetrics.render(p);
+        }
+        if (meshTax != null) {
+            meshTax.render(p);
+        }
+        if (propagation != null) {
+            p.counter("weft_traces_total", "Exchanges by trace origin: started here (no context arrived) or continued.",
+                    tracesStarted.sum(), "origin", "started");
+            p.counter("weft_traces_total", "", tracesContinued.sum(), "origin", "continued");
+        }
+        if (exporter != null) {
+            p.counter("weft_spans_sampled_total", "Spans sampled for export.", spansSampled.sum());
+            p.counter("weft_spans_exported_total", "Spans the collector accepted.", exporter.exported());
+            p.counter("weft_spans_dropped_total", "Spans dropped, by reason (the export queue was full, or the"
+                    + " collector failed or refused the batch).", exporter.droppedQueueFull(), "reason", "queue_full");
+            p.counter("weft_spans_dropped_total", "", exporter.droppedExportFailed(), "reason", "export_failed");
+            p.gauge("weft_span_queue_depth", "Spans waiting for export.", exporter.queued());
+        }
+        for (AccessLog log : accessLogs.values()) {
+            String side = log.side() == Direction.OUTBOUND ? "outbound" : "inbound";
+            p.counter("weft_access_log_lines_total", "Access log lines written, by side.", log.written(), "direction", side);
+        }
+        for (AccessLog log : accessLogs.values()) {
+            String side = log.side() == Direction.OUTBOUND ? "outbound" : "inbound";
+            p.counter("weft_access_log_dropped_total", "Access log lines dropped because the sink was slower than"
+                    + " the traffic (requests never wait for the log).", log.dropped(), "direction", side);
+        }
+    }
+
+    /** For /config. */
+    public Map<String, Object> describe() {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("metrics", config.metrics());
+        m.put("tracing", config.tracing());
+        m.put("traceSample", config.traceSample());
+        m.put("traceEndpoint", exporter == null ? null : exporter.endpoint().toString());
+        m.put("traceFormat", config.traceFormat());
+        m.put("propagation", config.propagation().stream().map(e -> e.name().toLowerCase()).sorted().toList());
+        if (exporter != null) {
+            m.put("spansExported", exporter.exported());
+            m.put("spansDropped", exporter.droppedQueueFull() + exporter.droppedExportFailed());
+            m.put("lastExportError", exporter.lastError());
+        }
+        Map<String, String> logs = new LinkedHashMap<>();
+        accessLogs.forEach((d, l) -> logs.put(d.name().toLowerCase(), l.sink()));
+        m.put("accessLogs", logs);
+        m.put("routes", config.routes().stream().map(r -> r.name() + "=" + (r.method() == null ? "" : r.method() + ":")
+                + r.prefix()).toList());
+        if (meshTax != null) {
+            m.put("meshTaxThreads", meshTax.eventLoopThreads());
+        }
+        return m;
+    }
+
+    /** Sends queued spans and log lines (bounded waits), then stops the threads. */
+    @Override
+    public void close() {
+        if (scheduler != null) {
+            scheduler.shutdownNow();
+        }
+        if (exporter != null) {
+            exporter.close();
+        }
+        accessLogs.values().forEach(AccessLog::close);
+    }
+}

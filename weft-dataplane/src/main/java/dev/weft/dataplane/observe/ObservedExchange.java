@@ -1,0 +1,137 @@
+package dev.weft.dataplane.observe;
+
+import dev.weft.dataplane.observe.ExchangeObserver.Direction;
+
+/**
+ * The record of one exchange: its timeline, where it went, how it ended and its trace ids. The same object is the
+ * metrics sample, the span and the access log line, so an observed request costs one allocation beyond the trace
+ * headers; spans and log lines are formatted later, off the event loop.
+ *
+ * <p>Thread: written only on the exchange's Worker loop, up to {@link #end}; after that it is immutable and handed
+ * to the exporter and access log threads through their queues (which publish it safely).
+ */
+final class ObservedExchange implements ExchangeTrace {
+    final Observability owner;
+    final Direction direction;
+    final String localService;
+    final String method;
+    /** The request target as received; never a metric label (see {@link RouteTable}). */
+    final String path;
+    final String peer;
+    final long startNanos;
+    final long startEpochMicros;
+    String route;
+    /** Destination service: the local service for inbound, the routed service for outbound ("unknown" before). */
+    String destination;
+    String endpointId;
+    String endpointAddress;
+
+    // Trace context (0 = none); sampled is one of TracePropagation's UNDECIDED/NOT_SAMPLED/SAMPLED.
+    long traceHi;
+    long traceLo;
+    long spanId;
+    long parentId;
+    byte sampled = TracePropagation.UNDECIDED;
+    boolean traceStarted;
+
+    long admittedNanos;
+    long connectedNanos;
+    long sentNanos;
+    long firstByteNanos;
+    long endNanos;
+    int attempts;
+    int upstreamStatus;
+    int status;
+    long bytesIn;
+    long bytesOut;
+    String error;
+
+    ObservedExchange(Observability owner, Direction direction, String localService, String method, String path,
+                     String peer, String route, long startNanos, long startEpochMicros) {
+        this.owner = owner;
+        this.direction = direction;
+        this.localService = localService;
+        this.method = method;
+        this.path = path;
+        this.peer = peer;
+        this.route = route;
+        this.startNanos = startNanos;
+        this.startEpochMicros = startEpochMicros;
+        this.destination = direction == Direction.INBOUND ? localService : UNKNOWN;
+    }
+
+    static final String UNKNOWN = "unknown";
+
+    @Override
+    public void routed(String destinationService, String routeName) {
+        if (direction == Direction.OUTBOUND && destinationService != null) {
+            destination = destinationService;
+        }
+        if (routeName != null) {
+            route = routeName;
+        }
+    }
+
+    @Override
+    public void admitted(String destinationService, String endpointId, String endpointAddress) {
+        if (attempts++ == 0) {
+            admittedNanos = System.nanoTime();
+        }
+        // Inbound admission is to the local app's cluster ("app:<service>"); the label stays the local service.
+        if (direction == Direction.OUTBOUND) {
+            destination = destinationService;
+        }
+        this.endpointId = endpointId;
+        this.endpointAddress = endpointAddress;
+    }
+
+    @Override
+    public void connected() {
+        connectedNanos = System.nanoTime();
+    }
+
+    @Override
+    public void sent() {
+        sentNanos = System.nanoTime();
+    }
+
+    @Override
+    public void firstByte(int status) {
+        firstByteNanos = System.nanoTime();
+        upstreamStatus = status;
+    }
+
+    @Override
+    public void end(int status, long bytesIn, long bytesOut, String error) {
+        if (endNanos != 0) {
+            return;
+        }
+        endNanos = System.nanoTime();
+        this.status = status;
+        this.bytesIn = bytesIn;
+        this.bytesOut = bytesOut;
+        this.error = error;
+        owner.finished(this);
+    }
+
+    boolean isSampled() {
+        return sampled == TracePropagation.SAMPLED;
+    }
+
+    boolean failed() {
+        return error != null || status >= 500;
+    }
+
+    long durationMicros() {
+        return Math.max(0, (endNanos - startNanos) / 1000);
+    }
+
+    /** Epoch microseconds of a System.nanoTime() taken during this exchange; 0 stays 0 (the step did not happen). */
+    long epochMicros(long nanos) {
+        return nanos == 0 ? 0 : startEpochMicros + (nanos - startNanos) / 1000;
+    }
+
+    String traceIdHex() {
+        return Hex.of(traceHi, traceLo);
+    }
+}

@@ -1,0 +1,184 @@
+package dev.weft.dataplane.observe;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Sends finished, sampled exchanges as spans to a collector (the control plane, Zipkin, or an OTLP collector),
+ * in batches, from its own thread. Worker loops only {@link #offer}: a lock-free enqueue that fails at once when the
+ * queue is full, in which case the span is dropped and counted; a slow or dead collector therefore costs requests
+ * nothing but their spans.
+ *
+ * <p>Threads: {@link #offer} on any Worker; everything else on the "weft-span-exporter" daemon thread, which
+ * blocks on HTTP (with timeouts) and nowhere else. Each batch is posted once: a failed post is counted, not
+ * retried, so a collector outage cannot build a backlog.
+ */
+final class SpanExporter implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(SpanExporter.class.getName());
+    private static final long IDLE_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+    private static final long WARN_EVERY_NANOS = TimeUnit.SECONDS.toNanos(60);
+
+    private final URI endpoint;
+    private final SpanEncoder encoder;
+    private final BoundedQueue<ObservedExchange> queue;
+    private final int batchSize;
+    private final long flushIntervalNanos;
+    private final HttpClient http;
+    private final Thread thread;
+    private final LongAdder exported = new LongAdder();
+    private final LongAdder droppedQueueFull = new LongAdder();
+    private final LongAdder droppedExportFailed = new LongAdder();
+    private final LongAdder batches = new LongAdder();
+    private volatile boolean closing;
+    private volatile String lastError;
+    private long lastWarnNanos;
+
+    SpanExporter(URI endpoint, SpanEncoder encoder, int capacity, int batchSize, Duration flushInterval) {
+        this.endpoint = endpoint;
+        this.encoder = encoder;
+        this.queue = new BoundedQueue<>(capacity);
+        this.batchSize = batchSize;
+        this.flushIntervalNanos = flushInterval.toNanos();
+        this.http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(Duration.ofSeconds(2)).build();
+        this.thread = Thread.ofPlatform().daemon().name("weft-span-exporter").unstarted(this::run);
+    }
+
+    void start() {
+        thread.start();
+    }
+
+    /** Worker loops: queue a finished exchange; never waits. */
+    void offer(ObservedExchange x) {
+        if (!queue.offer(x)) {
+            droppedQueueFull.increment();
+        }
+    }
+
+    private void run() {
+        long lastSend = System.nanoTime();
+        List<ObservedExchange> batch = new ArrayList<>(batchSize);
+        while (true) {
+            boolean stop = closing;
+            long now = System.nanoTime();
+            int queued = queue.size();
+            if (queued >= batchSize || (queued > 0 && (now - lastSend >= flushIntervalNanos || stop))) {
+                ObservedExchange x;
+                while (batch.size() < batchSize && (x = queue.poll()) != null) {
+                    batch.add(x);
+                }
+                send(batch);
+                batch.clear();
+                lastSend = System.nanoTime();
+                continue;
+            }
+            if (stop) {
+                return;
+            }
+            LockSupport.parkNanos(IDLE_PARK_NANOS);
+        }
+    }
+
+    private void send(List<ObservedExchange> batch) {
+        if (batch.isEmpty()) {
+            return;
+        }
+        try {
+            byte[] body = encoder.encode(batch).getBytes(StandardCharsets.UTF_8);
+            // Generous: on a saturated machine a late batch is better than a lost one, and the queue bounds memory.
+            HttpRequest request = HttpRequest.newBuilder(endpoint)
+                    .timeout(Duration.ofSeconds(10))
+                    .header("Content-Type", encoder.contentType())
+                    .POST(HttpRequest.BodyPublishers.ofByteArray(body))
+                    .build();
+            HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
+            if (response.statusCode() / 100 == 2) {
+                exported.add(batch.size());
+                batches.increment();
+                return;
+            }
+            failed(batch.size(), "HTTP " + response.statusCode() + " from " + endpoint + ": " + abbreviate(response.body()));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            failed(batch.size(), "interrupted while sending to " + endpoint);
+        } catch (Exception e) {
+            failed(batch.size(), e.getClass().getSimpleName() + " sending to " + endpoint + ": " + e.getMessage());
+        }
+    }
+
+    private void failed(int spans, String why) {
+        droppedExportFailed.add(spans);
+        lastError = why;
+        long now = System.nanoTime();
+        if (lastWarnNanos == 0 || now - lastWarnNanos > WARN_EVERY_NANOS) {
+            lastWarnNanos = now;
+            LOG.log(System.Logger.Level.WARNING, "weft: " + spans + " spans dropped: " + why
+                    + " (counted in weft_spans_dropped_total; this warning repeats at most once a minute)");
+        }
+    }
+
+    private static String abbreviate(String s) {
+        return s == null ? "" : s.length() > 200 ? s.substring(0, 200) + "..." : s;
+    }
+
+    URI endpoint() {
+        return endpoint;
+    }
+
+    long exported() {
+        return exported.sum();
+    }
+
+    long droppedQueueFull() {
+        return droppedQueueFull.sum();
+    }
+
+    long droppedExportFailed() {
+        return droppedExportFailed.sum();
+    }
+
+    long batches() {
+        return batches.sum();
+    }
+
+    int queued() {
+        return queue.size();
+    }
+
+    int capacity() {
+        return queue.capacity();
+    }
+
+    String lastError() {
+        return lastError;
+    }
+
+    /** Sends what is queued (up to {@code timeout}), then stops. */
+    void close(Duration timeout) {
+        closing = true;
+        LockSupport.unpark(thread);
+        try {
+            thread.join(timeout.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (thread.isAlive()) {
+            thread.interrupt();
+        }
+        http.shutdownNow();
+    }
+
+    @Override
+    public void close() {
+        close(Duration.ofSeconds(3));
+    }
+}

@@ -1,0 +1,244 @@
+package dev.weft.dataplane.observe;
+
+import dev.weft.dataplane.observe.ObservabilityConfig.Propagation;
+
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * Reads the caller's trace context from request headers (W3C traceparent, B3 single or multi header), makes this
+ * sidecar's span a child of it (or starts a trace when there is none), and writes the new context onto the request
+ * so the next hop continues the trace.
+ *
+ * <p>Formats written: those configured plus every format the request arrived with, so a hop that reads only B3
+ * never sees a stale parent in headers the sidecar left untouched. {@code tracestate} is passed through as is.
+ *
+ * <p>Thread: the exchange's Worker loop; allocates only the header values it writes.
+ */
+final class TracePropagation {
+    static final String TRACEPARENT = "traceparent";
+    static final String B3 = "b3";
+    static final String B3_TRACE_ID = "x-b3-traceid";
+    static final String B3_SPAN_ID = "x-b3-spanid";
+    static final String B3_PARENT_SPAN_ID = "x-b3-parentspanid";
+    static final String B3_SAMPLED = "x-b3-sampled";
+    static final String B3_FLAGS = "x-b3-flags";
+
+    /** Sampling decision states. */
+    static final byte UNDECIDED = -1;
+    static final byte NOT_SAMPLED = 0;
+    static final byte SAMPLED = 1;
+
+    private static final int SEEN_W3C = 1;
+    private static final int SEEN_B3 = 2;
+    private static final int SEEN_B3MULTI = 4;
+
+    private final boolean writeW3c;
+    private final boolean writeB3;
+    private final boolean writeB3Multi;
+    /** Root traces are sampled when a uniform random long falls below this; a ratio of 1.0 samples all. */
+    private final long sampleBelow;
+    private final boolean sampleAll;
+
+    TracePropagation(Set<Propagation> write, double sampleRatio) {
+        this.writeW3c = write.contains(Propagation.W3C);
+        this.writeB3 = write.contains(Propagation.B3);
+        this.writeB3Multi = write.contains(Propagation.B3MULTI);
+        this.sampleAll = sampleRatio >= 1.0;
+        this.sampleBelow = (long) (sampleRatio * Long.MAX_VALUE);
+    }
+
+    /** Fills {@code x}'s trace ids and sampling decision from {@code h}, then writes the context for the next hop. */
+    void propagate(HeaderAccess h, ObservedExchange x) {
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        int seen = extract(h, x);
+        if (x.traceLo == 0 && x.traceHi == 0) {
+            // No usable context: this sidecar starts the trace. 128-bit ids, as W3C asks for.
+            x.traceHi = nonZero(random);
+            x.traceLo = nonZero(random);
+            x.parentId = 0;
+            x.traceStarted = true;
+        }
+        if (x.sampled == UNDECIDED) {
+            // The decision is made once, where the trace starts (or where a caller deferred it), so a trace is
+            // either whole or absent.
+            x.sampled = sampleAll || (sampleBelow > 0 && (random.nextLong() & Long.MAX_VALUE) < sampleBelow)
+                    ? SAMPLED : NOT_SAMPLED;
+        }
+        x.spanId = nonZero(random);
+        inject(h, x, seen);
+    }
+
+    /** @return the formats found, as SEEN_* bits */
+    static int extract(HeaderAccess h, ObservedExchange x) {
+        int seen = 0;
+        x.sampled = UNDECIDED;
+        String tp = h.get(TRACEPARENT);
+        if (tp != null) {
+            seen |= SEEN_W3C;
+            parseTraceparent(tp, x);
+        }
+        String b3 = h.get(B3);
+        if (b3 != null) {
+            seen |= SEEN_B3;
+            if (x.traceLo == 0 && x.traceHi == 0) {
+                parseB3Single(b3, x);
+            }
+        }
+        String b3TraceId = h.get(B3_TRACE_ID);
+        String b3Sampled = h.get(B3_SAMPLED);
+        String b3Flags = h.get(B3_FLAGS);
+        if (b3TraceId != null || b3Sampled != null || b3Flags != null) {
+            seen |= SEEN_B3MULTI;
+            if (x.traceLo == 0 && x.traceHi == 0) {
+                parseB3Multi(b3TraceId, h.get(B3_SPAN_ID), b3Sampled, b3Flags, x);
+            }
+        }
+        return seen;
+    }
+
+    /** {@code version-traceid-parentid-flags}; anything malformed is ignored whole, as the W3C spec requires. */
+    static void parseTraceparent(String v, ObservedExchange x) {
+        if (v.length() < 55 || v.charAt(2) != '-' || v.charAt(35) != '-' || v.charAt(52) != '-'
+                || !Hex.isHex(v, 0, 2) || !Hex.isHex(v, 3, 32) || !Hex.isHex(v, 36, 16) || !Hex.isHex(v, 53, 2)) {
+            return;
+        }
+        long version = Hex.parse(v, 0, 2, -1);
+        if (version == 0xff || (version == 0 && v.length() != 55) || (v.length() > 55 && v.charAt(55) != '-')) {
+            return;
+        }
+        long hi = Hex.parse(v, 3, 16, 0);
+        long lo = Hex.parse(v, 19, 16, 0);
+        long parent = Hex.parse(v, 36, 16, 0);
+        if ((hi == 0 && lo == 0) || parent == 0) {
+            return;
+        }
+        x.traceHi = hi;
+        x.traceLo = lo;
+        x.parentId = parent;
+        x.sampled = (Hex.parse(v, 53, 2, 0) & 1) == 1 ? SAMPLED : NOT_SAMPLED;
+    }
+
+    /** {@code traceid-spanid[-sampling[-parentspanid]]} or a lone sampling state ({@code 0}, {@code 1}, {@code d}). */
+    static void parseB3Single(String v, ObservedExchange x) {
+        if (v.length() == 1) {
+            x.sampled = samplingState(v.charAt(0));
+            return;
+        }
+        int dash = v.indexOf('-');
+        int idLen = dash;
+        if ((idLen != 16 && idLen != 32) || v.length() < dash + 17 || !Hex.isHex(v, 0, idLen)
+                || !Hex.isHex(v, dash + 1, 16)) {
+            return;
+        }
+        long hi = idLen == 32 ? Hex.parse(v, 0, 16, 0) : 0;
+        long lo = Hex.parse(v, idLen - 16, 16, 0);
+        long span = Hex.parse(v, dash + 1, 16, 0);
+        if ((hi == 0 && lo == 0) || span == 0) {
+            return;
+        }
+        byte sampled = UNDECIDED;
+        int after = dash + 17;
+        if (v.length() > after) {
+            if (v.charAt(after) != '-' || v.length() < after + 2) {
+                return;
+            }
+            sampled = samplingState(v.charAt(after + 1));
+        }
+        x.traceHi = hi;
+        x.traceLo = lo;
+        x.parentId = span;
+        x.sampled = sampled;
+    }
+
+    static void parseB3Multi(String traceId, String spanId, String sampled, String flags, ObservedExchange x) {
+        byte decision = UNDECIDED;
+        if ("1".equals(flags)) {
+            decision = SAMPLED; // debug
+        } else if (sampled != null) {
+            decision = sampled.equals("1") || sampled.equalsIgnoreCase("true") ? SAMPLED
+                    : sampled.equals("0") || sampled.equalsIgnoreCase("false") ? NOT_SAMPLED : UNDECIDED;
+        }
+        x.sampled = decision;
+        if (traceId == null || spanId == null) {
+            return;
+        }
+        int len = traceId.length();
+        if ((len != 16 && len != 32) || spanId.length() != 16 || !Hex.isHex(traceId, 0, len) || !Hex.isHex(spanId, 0, 16)) {
+            return;
+        }
+        long hi = len == 32 ? Hex.parse(traceId, 0, 16, 0) : 0;
+        long lo = Hex.parse(traceId, len - 16, 16, 0);
+        long span = Hex.parse(spanId, 0, 16, 0);
+        if ((hi == 0 && lo == 0) || span == 0) {
+            return;
+        }
+        x.traceHi = hi;
+        x.traceLo = lo;
+        x.parentId = span;
+    }
+
+    private static byte samplingState(char c) {
+        return switch (c) {
+            case '1', 'd' -> SAMPLED;
+            case '0' -> NOT_SAMPLED;
+            default -> UNDECIDED;
+        };
+    }
+
+    private void inject(HeaderAccess h, ObservedExchange x, int seen) {
+        boolean sampled = x.sampled == SAMPLED;
+        if (writeW3c || (seen & SEEN_W3C) != 0) {
+            h.set(TRACEPARENT, traceparent(x.traceHi, x.traceLo, x.spanId, sampled));
+        }
+        if (writeB3 || (seen & SEEN_B3) != 0) {
+            h.set(B3, b3(x.traceHi, x.traceLo, x.spanId, sampled));
+        }
+        if (writeB3Multi || (seen & SEEN_B3MULTI) != 0) {
+            h.set(B3_TRACE_ID, x.traceHi == 0 ? Hex.of(x.traceLo) : Hex.of(x.traceHi, x.traceLo));
+            h.set(B3_SPAN_ID, Hex.of(x.spanId));
+            if (x.parentId != 0) {
+                h.set(B3_PARENT_SPAN_ID, Hex.of(x.parentId));
+            }
+            h.set(B3_SAMPLED, sampled ? "1" : "0");
+        }
+    }
+
+    static String traceparent(long hi, long lo, long span, boolean sampled) {
+        char[] c = new char[55];
+        c[0] = '0';
+        c[1] = '0';
+        c[2] = '-';
+        Hex.write(hi, c, 3);
+        Hex.write(lo, c, 19);
+        c[35] = '-';
+        Hex.write(span, c, 36);
+        c[52] = '-';
+        c[53] = '0';
+        c[54] = sampled ? '1' : '0';
+        return new String(c);
+    }
+
+    /** 64-bit trace ids stay 64-bit in B3, so B3-only tracers see the id they sent. */
+    static String b3(long hi, long lo, long span, boolean sampled) {
+        int idLen = hi == 0 ? 16 : 32;
+        char[] c = new char[idLen + 19];
+        if (hi != 0) {
+            Hex.write(hi, c, 0);
+        }
+        Hex.write(lo, c, idLen - 16);
+        c[idLen] = '-';
+        Hex.write(span, c, idLen + 1);
+        c[idLen + 17] = '-';
+        c[idLen + 18] = sampled ? '1' : '0';
+        return new String(c);
+    }
+
+    private static long nonZero(ThreadLocalRandom random) {
+        long v;
+        do {
+            v = random.nextLong();
+        } while (v == 0);
+        return v;
+    }
+}

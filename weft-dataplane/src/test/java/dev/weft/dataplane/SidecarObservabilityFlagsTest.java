@@ -1,0 +1,77 @@
+package dev.weft.dataplane;
+
+import dev.weft.dataplane.observe.ExchangeObserver.Direction;
+import dev.weft.dataplane.observe.ObservabilityConfig;
+import dev.weft.dataplane.observe.ObservabilityConfig.Propagation;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.util.Map;
+import java.util.Set;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class SidecarObservabilityFlagsTest {
+
+    private static ObservabilityConfig parse(String... flags) {
+        SidecarCommand cmd = new SidecarCommand();
+        String[] args = new String[flags.length + 4];
+        args[0] = "--service";
+        args[1] = "s";
+        args[2] = "--app";
+        args[3] = "127.0.0.1:1";
+        System.arraycopy(flags, 0, args, 4, flags.length);
+        new CommandLine(cmd).parseArgs(args);
+        return cmd.observabilityConfig();
+    }
+
+    @Test
+    void withoutFlagsEverythingIsOnAtFullSamplingToTheControlPlane() {
+        ObservabilityConfig c = parse();
+        assertThat(c).isEqualTo(ObservabilityConfig.defaults());
+        assertThat(c.resolveTraceEndpoint("weft://10.0.0.1:7700")).hasToString("http://10.0.0.1:7700/api/v2/spans");
+        assertThat(c.resolveTraceEndpoint("etcd://10.0.0.1:2379")).isNull();
+    }
+
+    @Test
+    void flagsTurnThingsOffAndPointSpansElsewhere() {
+        ObservabilityConfig c = parse("--metrics", "off", "--tracing", "on", "--trace-sample", "0.25",
+                "--trace-endpoint", "http://otel:4318/v1/traces", "--trace-format", "otlp",
+                "--trace-propagation", "b3multi", "--access-log", "stdout", "--access-log", "inbound=off",
+                "--route-label", "users=GET:/users");
+        assertThat(c.metrics()).isFalse();
+        assertThat(c.traceSample()).isEqualTo(0.25);
+        assertThat(c.resolveTraceEndpoint("weft://x:1")).hasToString("http://otel:4318/v1/traces");
+        assertThat(c.propagation()).isEqualTo(Set.of(Propagation.B3MULTI));
+        assertThat(c.accessLogs()).isEqualTo(Map.of(Direction.OUTBOUND, "stdout"));
+        assertThat(c.routes()).singleElement().satisfies(r -> {
+            assertThat(r.name()).isEqualTo("users");
+            assertThat(r.method()).isEqualTo("GET");
+            assertThat(r.prefix()).isEqualTo("/users");
+        });
+        assertThat(parse("--tracing", "off").resolveTraceEndpoint("weft://x:1")).isNull();
+    }
+
+    @Test
+    void badValuesNameTheFlagAndTheExpectedForm() {
+        assertThatThrownBy(() -> parse("--metrics", "maybe")).hasMessageContaining("invalid --metrics 'maybe' (expected on or off)");
+        assertThatThrownBy(() -> parse("--trace-sample", "2")).hasMessageContaining("expected 0.0 to 1.0");
+        assertThatThrownBy(() -> parse("--trace-endpoint", "zipkin:9411")).hasMessageContaining("expected an http URL");
+        assertThatThrownBy(() -> parse("--trace-format", "otlp")).hasMessageContaining("needs a trace endpoint URL");
+        assertThatThrownBy(() -> parse("--trace-propagation", "jaeger")).hasMessageContaining("expected: w3c, b3, b3multi");
+        assertThatThrownBy(() -> parse("--access-log", "sideways=x")).hasMessageContaining("expected inbound or outbound");
+        assertThatThrownBy(() -> parse("--route-label", "nope")).hasMessageContaining("NAME=[METHOD:]PATH_PREFIX");
+    }
+
+    @Test
+    void aBadFlagIsAUsageErrorWithExitCodeTwo() {
+        StringWriter err = new StringWriter();
+        int code = new CommandLine(new SidecarCommand()).setErr(new PrintWriter(err))
+                .execute("--service", "s", "--app", "127.0.0.1:1", "--trace-sample", "7");
+        assertThat(code).isEqualTo(2);
+        assertThat(err.toString()).contains("trace sample 7.0 out of range", "Usage:");
+    }
+}
