@@ -172,10 +172,23 @@ public final class Sidecar implements AutoCloseable {
                 advertised.getPort(), config.weight(), config.capacity(), Map.of()), config.leaseTtl());
     }
 
+    /**
+     * Ready once the app answered and the registry accepted the registration. It stays ready through a registry
+     * outage (the data plane is healthy and keeps serving known endpoints; registry connectivity is reported in
+     * /metrics and /config instead), and stops being ready only when draining.
+     */
     public boolean isReady() {
-        Registration r = registration;
-        return !draining && appAnswered && r != null && r.isRegistered();
+        if (draining || !appAnswered) {
+            return false;
+        }
+        if (!registeredOnce) {
+            Registration r = registration;
+            registeredOnce = r != null && r.isRegistered();
+        }
+        return registeredOnce;
     }
+
+    private volatile boolean registeredOnce;
 
     private Reply readyReply() {
         if (isReady()) {
