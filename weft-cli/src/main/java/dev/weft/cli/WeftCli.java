@@ -7,6 +7,7 @@ import dev.weft.control.ControlCommand;
 import dev.weft.control.cli.StatCommand;
 import dev.weft.control.cli.TopCommand;
 import dev.weft.control.cli.TraceCommand;
+import dev.weft.dataplane.ApplyCommand;
 import dev.weft.dataplane.SidecarCommand;
 import dev.weft.examples.ConsumerCommand;
 import dev.weft.examples.ProviderCommand;
@@ -21,7 +22,7 @@ import picocli.CommandLine.Command;
         description = "Weft: a service mesh for the JVM.",
         subcommands = {SidecarCommand.class, ControlCommand.class, DemoCommand.class, ProviderCommand.class,
                 ConsumerCommand.class, LoadCommand.class, BenchCommand.class, TraceCommand.class, StatCommand.class,
-                TopCommand.class, CommandLine.HelpCommand.class})
+                TopCommand.class, ApplyCommand.class, CommandLine.HelpCommand.class})
 public final class WeftCli implements Runnable {
 
     public static void main(String[] args) {

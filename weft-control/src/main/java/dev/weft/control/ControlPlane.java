@@ -100,6 +100,7 @@ public final class ControlPlane implements AutoCloseable {
         }
         RegistryStore opened = RegistryStore.open(dataDir, System::nanoTime);
         TraceApi spans = traceStoreSpans > 0 ? new TraceApi(traceStoreSpans) : null;
+        PolicyStore policies = new PolicyStore(dataDir);
         boolean epoll = Epoll.isAvailable();
         EventLoopGroup loops = new MultiThreadIoEventLoopGroup(2, new DefaultThreadFactory("weft-control", true),
                 epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
@@ -123,6 +124,7 @@ public final class ControlPlane implements AutoCloseable {
                                 // Holds back requests that arrived in the same read while the handler has
                                 // auto-read off, so a pipelining client gets its answers in order.
                                 .addLast("one-at-a-time", new FlowControlHandler())
+                                .addLast("policies", new PolicyHttpHandler(policies))
                                 .addLast("api", new ControlHttpHandler(opened, watchHeartbeat, dataDirName, spans));
                     }
                 });

@@ -77,6 +77,10 @@ public final class Sidecar implements AutoCloseable {
     private volatile boolean draining;
     private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
     private Thread readinessThread;
+    private dev.weft.registry.Watch policyWatch;
+    private volatile String policyStatus = "defaults (no policy document applied)";
+    private volatile Map<String, String> policyDocuments = Map.of();
+    private final java.util.concurrent.atomic.LongAdder policyRejections = new java.util.concurrent.atomic.LongAdder();
     private final Map<String, InetSocketAddress> bound = new LinkedHashMap<>();
 
     private final ExchangeObserver extraObserver;
@@ -148,6 +152,9 @@ public final class Sidecar implements AutoCloseable {
                 "/metrics", () -> new Reply(200, "text/plain; version=0.0.4; charset=utf-8", metricsText())));
         bound.put("admin", admin.bind(config.admin()));
 
+        // Policies pushed through the registry replace the defaults without a restart.
+        policyWatch = registry.watchPolicies(this::onPolicyDocuments);
+
         InetSocketAddress advertised = config.advertise() != null ? config.advertise() : in;
         InetSocketAddress adminBound = bound.get("admin");
         // Registered so that ./weft stat and top can find every sidecar's /metrics through the registry.
@@ -187,10 +194,23 @@ public final class Sidecar implements AutoCloseable {
                 config.leaseTtl());
     }
 
+    /**
+     * Ready once the app answered and the registry accepted the registration. It stays ready through a registry
+     * outage (the data plane is healthy and keeps serving known endpoints; registry connectivity is reported in
+     * /metrics and /config instead), and stops being ready only when draining.
+     */
     public boolean isReady() {
-        Registration r = registration;
-        return !draining && appAnswered && r != null && r.isRegistered();
+        if (draining || !appAnswered) {
+            return false;
+        }
+        if (!registeredOnce) {
+            Registration r = registration;
+            registeredOnce = r != null && r.isRegistered();
+        }
+        return registeredOnce;
     }
+
+    private volatile boolean registeredOnce;
 
     private Reply readyReply() {
         if (isReady()) {
@@ -235,6 +255,9 @@ public final class Sidecar implements AutoCloseable {
         if (readinessThread != null) {
             readinessThread.interrupt();
         }
+        if (policyWatch != null) {
+            policyWatch.close();
+        }
         if (admin != null) {
             admin.close();
         }
@@ -272,12 +295,43 @@ public final class Sidecar implements AutoCloseable {
     }
 
     /**
+     * A new set of policy documents from the registry. All are parsed first; if any is invalid the sidecar keeps the
+     * policies it has (a document is applied whole or not at all) and says why in /config.
+     */
+    private void onPolicyDocuments(Map<String, String> documents) {
+        Map<String, dev.weft.dataplane.resilience.ServicePolicy> merged = new java.util.LinkedHashMap<>();
+        for (Map.Entry<String, String> d : new TreeMap<>(documents).entrySet()) {
+            try {
+                merged.putAll(dev.weft.dataplane.resilience.PolicyDocument.parse(d.getKey(), d.getValue()));
+            } catch (dev.weft.dataplane.resilience.PolicyDocument.PolicyException e) {
+                policyRejections.increment();
+                policyStatus = "rejected, keeping previous policies: " + e.getMessage();
+                System.err.println("weft sidecar '" + config.service() + "': policy " + policyStatus);
+                return;
+            }
+        }
+        applyPolicies(merged);
+        policyDocuments = Map.copyOf(documents);
+        policyStatus = "applied " + documents.keySet();
+    }
+
+    /**
      * Applies resilience policies by destination service ("*" = every service without its own); the local
      * service's entry also governs the inbound side (rate limits, timeout towards the app).
      */
     public void applyPolicies(Map<String, dev.weft.dataplane.resilience.ServicePolicy> policies) {
         router.applyPolicies(policies);
         appCluster.policy(router.policyFor(config.service()));
+    }
+
+    /** The policy in force for calls to {@code service}. */
+    public dev.weft.dataplane.resilience.ServicePolicy policyFor(String service) {
+        return router.policyFor(service);
+    }
+
+    /** What happened to the last policy documents received (applied, or rejected and why). */
+    public String policyStatus() {
+        return policyStatus;
     }
 
     public SidecarMetrics metrics() {
@@ -315,6 +369,12 @@ public final class Sidecar implements AutoCloseable {
             services.put(c.service(), clusterJson(c));
         }
         m.put("upstreams", services);
+        Map<String, Object> pol = new LinkedHashMap<>();
+        pol.put("status", policyStatus);
+        pol.put("documents", new TreeMap<>(policyDocuments).keySet());
+        pol.put("rejections", policyRejections.sum());
+        pol.put("inbound", policyJson(appCluster.policy()));
+        m.put("policies", pol);
         m.put("registryHealth", healthJson(registry.health()));
         m.put("observability", observability.describe());
         try {
@@ -324,11 +384,31 @@ public final class Sidecar implements AutoCloseable {
         }
     }
 
+    private static Map<String, Object> policyJson(dev.weft.dataplane.resilience.ServicePolicy p) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("timeoutMillis", p.timeout() == null ? null : p.timeout().toMillis());
+        m.put("retries", Map.of("attempts", p.retry().attempts(), "budget", p.retry().budgetRatio(),
+                "minPerSecond", p.retry().minPerSecond(), "on5xx", p.retry().retryOn5xx()));
+        m.put("outlierDetection", Map.of("consecutiveFailures", p.outlier().consecutiveFailures(),
+                "baseEjectionMillis", p.outlier().baseEjection().toMillis(),
+                "maxEjectionMillis", p.outlier().maxEjection().toMillis(),
+                "maxEjectedPercent", p.outlier().maxEjectedPercent()));
+        m.put("rateLimit", Map.of("requestsPerSecond", p.rateLimit(), "burst", p.rateBurst(), "perCaller", p.perCallerRate()));
+        m.put("routes", p.routes().stream().map(r -> r.name() + " " + (r.method() == null ? "*" : r.method()) + " "
+                + (r.pathPrefix() == null ? "/" : r.pathPrefix())).toList());
+        return m;
+    }
+
     private static Map<String, Object> clusterJson(Cluster c) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("known", c.isKnown());
         m.put("balancer", c.balancer());
         m.put("queued", c.queued());
+        m.put("policy", policyJson(c.policy()));
+        m.put("retries", c.retries());
+        m.put("retryBudgetExhausted", c.retryBudget().exhausted());
+        m.put("timeouts", c.timeouts());
+        m.put("rateLimited", c.rateLimited());
         m.put("endpoints", c.endpoints().stream().map(e -> {
             Map<String, Object> em = new LinkedHashMap<>();
             em.put("id", e.endpoint().id());
@@ -338,6 +418,10 @@ public final class Sidecar implements AutoCloseable {
             em.put("inFlight", e.inFlight());
             em.put("requests", e.requests());
             em.put("failures", e.failures());
+            em.put("latencyEwmaMillis", Math.round(e.latencyEwmaMillis() * 100) / 100.0);
+            em.put("effectiveCapacity", e.effectiveCapacity());
+            em.put("ejected", e.isEjected());
+            em.put("ejections", e.ejectionsTotal());
             return em;
         }).toList());
         return m;

@@ -28,6 +28,17 @@ public final class ProviderCommand implements Callable<Integer> {
             description = "Simulated computation time per request (default: ${DEFAULT-VALUE}).")
     long delayMs;
 
+    @Option(names = "--fault-factor", defaultValue = "1", paramLabel = "X",
+            description = "Injected slowness: answers take X times --delay-ms (default: ${DEFAULT-VALUE}). Also POST /fault?factor=X.")
+    double faultFactor;
+
+    @Option(names = "--fault-error-rate", defaultValue = "0", paramLabel = "P",
+            description = "Injected failures: this share (0..1) of requests is answered 500 (default: ${DEFAULT-VALUE}). Also POST /fault?error-rate=P.")
+    double faultErrorRate;
+
+    @Option(names = "--fault-stall", description = "Injected hang: admit requests and never answer. Also POST /fault?stall=true; POST /fault?crash=true halts the process.")
+    boolean faultStall;
+
     @Option(names = "--io-threads", defaultValue = "1", paramLabel = "N",
             description = "Event loop threads (default: ${DEFAULT-VALUE}; the work is a timer and a hash).")
     int ioThreads;
@@ -48,6 +59,9 @@ public final class ProviderCommand implements Callable<Integer> {
             System.err.println("provider " + name + ": cannot listen on " + listen + ": " + e.getMessage());
             return 1;
         }
+        server.faults().factor = faultFactor;
+        server.faults().errorRate = faultErrorRate;
+        server.faults().stall = faultStall;
         Runtime.getRuntime().addShutdownHook(new Thread(server::close, "provider-shutdown"));
         System.out.println("provider " + name + " listening on " + HostPort.of(server.address()));
         System.out.flush();

@@ -49,6 +49,8 @@ final class ProviderHandler extends SimpleChannelInboundHandler<FullHttpRequest>
             enqueue(ctx, Reply.now(HttpResponseStatus.OK, "ok", keepAlive));
         } else if (path.equals("/stats") && method.equals(HttpMethod.GET)) {
             enqueue(ctx, Reply.json(server.stats().toJson(), keepAlive));
+        } else if (path.equals("/fault")) {
+            fault(ctx, uri, method, keepAlive);
         } else if (path.equals("/") && (method.equals(HttpMethod.POST) || method.equals(HttpMethod.GET))) {
             String data = dataOf(request, uri);
             if (data == null) {
@@ -66,7 +68,43 @@ final class ProviderHandler extends SimpleChannelInboundHandler<FullHttpRequest>
         }
     }
 
+    /** Sets injected faults: {@code POST /fault?factor=10&extra-delay-ms=0&error-rate=0.1&stall=true&crash=true}. */
+    private void fault(ChannelHandlerContext ctx, QueryStringDecoder uri, HttpMethod method, boolean keepAlive) {
+        Faults f = server.faults();
+        if (method.equals(HttpMethod.POST)) {
+            try {
+                var p = uri.parameters();
+                if (p.containsKey("crash") && Boolean.parseBoolean(p.get("crash").getFirst())) {
+                    Runtime.getRuntime().halt(137); // like kill -9: no answer, no cleanup
+                }
+                if (p.containsKey("factor")) {
+                    f.factor = Double.parseDouble(p.get("factor").getFirst());
+                }
+                if (p.containsKey("extra-delay-ms")) {
+                    f.extraDelayMs = Long.parseLong(p.get("extra-delay-ms").getFirst());
+                }
+                if (p.containsKey("error-rate")) {
+                    f.errorRate = Double.parseDouble(p.get("error-rate").getFirst());
+                }
+                if (p.containsKey("stall")) {
+                    f.stall = Boolean.parseBoolean(p.get("stall").getFirst());
+                }
+            } catch (NumberFormatException e) {
+                enqueue(ctx, Reply.now(HttpResponseStatus.BAD_REQUEST, "bad fault parameter: " + e.getMessage()
+                        + " (expected factor=NUMBER, extra-delay-ms=N, error-rate=0..1, stall=true|false, crash=true)", keepAlive));
+                return;
+            }
+        }
+        enqueue(ctx, Reply.json(f.toJson(), keepAlive));
+    }
+
     private void compute(ChannelHandlerContext ctx, String data, boolean keepAlive) {
+        Faults faults = server.faults();
+        if (faults.failNow()) {
+            enqueue(ctx, Reply.now(HttpResponseStatus.INTERNAL_SERVER_ERROR, "injected fault at provider "
+                    + server.settings().name(), keepAlive));
+            return;
+        }
         if (!server.tryAdmit()) {
             enqueue(ctx, Reply.now(HttpResponseStatus.SERVICE_UNAVAILABLE, "provider " + server.settings().name()
                     + " is at its limit of " + server.settings().maxConcurrency() + " requests in flight", keepAlive));
@@ -75,11 +113,14 @@ final class ProviderHandler extends SimpleChannelInboundHandler<FullHttpRequest>
         Reply reply = new Reply(keepAlive);
         replies.addLast(reply);
         String hash = String.valueOf(data.hashCode());
+        if (faults.stall) {
+            return; // admitted and never answered: holds its slot, as a hung instance would
+        }
         reply.timer = ctx.executor().schedule(() -> {
             server.finished();
             reply.complete(HttpResponseStatus.OK, HttpReplies.TEXT, hash);
             flush(ctx);
-        }, server.settings().delay().toNanos(), TimeUnit.NANOSECONDS);
+        }, faults.delayNanos(server.settings().delay().toNanos()), TimeUnit.NANOSECONDS);
     }
 
     private static String dataOf(FullHttpRequest request, QueryStringDecoder uri) {

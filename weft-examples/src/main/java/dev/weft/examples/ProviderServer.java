@@ -102,6 +102,13 @@ public final class ProviderServer implements AutoCloseable {
         return settings;
     }
 
+    private final Faults faults = new Faults();
+
+    /** Injected faults (see {@link Faults}); all off by default. */
+    public Faults faults() {
+        return faults;
+    }
+
     public ProviderStats stats() {
         return new ProviderStats(settings.name(), served.sum(), rejected.sum(), inFlight.get(), maxInFlight.get());
     }

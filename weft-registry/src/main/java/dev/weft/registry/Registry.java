@@ -25,6 +25,21 @@ public interface Registry extends AutoCloseable {
      */
     Watch watch(String service, EndpointListener listener);
 
+    /**
+     * Stores a policy document (routes, timeouts, retries, limits: YAML text, validated by the caller) under a name,
+     * replacing the previous one. Every {@link #watchPolicies} listener receives it, typically within a second.
+     *
+     * @throws java.io.IOException when the registry refused or could not be reached; nothing was stored
+     */
+    void putPolicy(String name, String document) throws java.io.IOException;
+
+    /**
+     * Watches the policy documents. The listener receives all of them (name → text) first when known, then after
+     * every change, pushed by the registry; while the registry is unreachable it is not called, so sidecars keep the
+     * policies they have.
+     */
+    Watch watchPolicies(PolicyListener listener);
+
     /** Connectivity as seen by this client, for /ready, /config and /metrics. */
     RegistryHealth health();
 

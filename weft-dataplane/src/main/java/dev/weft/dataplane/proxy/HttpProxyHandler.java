@@ -217,6 +217,7 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         ServicePolicy.Route route = cluster.policy().route(req.method().name(), req.uri());
+        trace.routed(cluster.service(), route != null ? route.name() : null);
         if (direction == ExchangeObserver.Direction.INBOUND) {
             long wait = cluster.checkRate(req.headers().get(Deadlines.CALLER_HEADER), route);
             if (wait != 0) {

@@ -144,6 +144,31 @@ public final class EtcdRegistry implements Registry {
     }
 
     @Override
+    public void putPolicy(String name, String document) throws java.io.IOException {
+        if (name == null || !name.matches("[A-Za-z0-9._-]{1,128}")) {
+            throw new IllegalArgumentException("invalid policy name '" + name + "' (expected 1-128 letters, digits, '.', '_' or '-')");
+        }
+        requireOpen();
+        try {
+            call(() -> client().getKVClient().put(keys.policyKey(name),
+                    io.etcd.jetcd.ByteSequence.from(document, java.nio.charset.StandardCharsets.UTF_8))).get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new java.io.IOException("interrupted while storing policy '" + name + "'", e);
+        } catch (ExecutionException e) {
+            failed("put policy " + name, e);
+            throw new java.io.IOException(describe("put policy '" + name + "'", e), unwrap(e));
+        }
+    }
+
+    @Override
+    public Watch watchPolicies(dev.weft.registry.PolicyListener listener) {
+        java.util.Objects.requireNonNull(listener, "listener");
+        requireOpen();
+        return new PolicyWatch(this, listener);
+    }
+
+    @Override
     public RegistryHealth health() {
         return health.snapshot();
     }

@@ -63,6 +63,14 @@ final class KeyLayout {
         return bytes(servicesPrefix() + endpoint.service() + "/" + endpoint.id());
     }
 
+    ByteSequence policiesPrefix() {
+        return bytes(root + "/v1/policies/");
+    }
+
+    ByteSequence policyKey(String name) {
+        return bytes(root + "/v1/policies/" + name);
+    }
+
     ByteSequence probeKey() {
         return bytes(root + "/v1/probe");
     }

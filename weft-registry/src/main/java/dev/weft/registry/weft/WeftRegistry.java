@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.weft.registry.Endpoint;
 import dev.weft.registry.EndpointListener;
+import dev.weft.registry.PolicyListener;
 import dev.weft.registry.Registration;
 import dev.weft.registry.Registry;
 import dev.weft.registry.RegistryHealth;
@@ -138,6 +139,38 @@ public final class WeftRegistry implements Registry {
         ServiceStream.Subscriber subscriber = new ServiceStream.Subscriber(this, service, listener);
         onEvents(() -> streams.computeIfAbsent(service, s -> new ServiceStream(this, s)).add(subscriber));
         return subscriber;
+    }
+
+    @Override
+    public void putPolicy(String name, String document) throws IOException {
+        Objects.requireNonNull(name, "name");
+        Objects.requireNonNull(document, "document");
+        requireOpen();
+        HttpRequest request = HttpRequest.newBuilder(uri("/v1/policies/" + segment(name))).timeout(Duration.ofSeconds(5))
+                .header("Content-Type", "application/yaml").header("Accept", "application/json")
+                .PUT(HttpRequest.BodyPublishers.ofString(document, StandardCharsets.UTF_8)).build();
+        try {
+            HttpResponse<byte[]> response = http.send(request, HttpResponse.BodyHandlers.ofByteArray());
+            Reply reply = new Reply(response.statusCode(), response.body());
+            if (!reply.ok()) {
+                throw new IOException("control plane at " + target + " refused policy '" + name + "': " + errorText(reply));
+            }
+            health.success();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while storing policy '" + name + "'", e);
+        } catch (IOException e) {
+            health.failure(describe("PUT", "/v1/policies/" + name, e));
+            throw e.getMessage() != null && e.getMessage().startsWith("control plane at") ? e
+                    : new IOException(describe("PUT", "/v1/policies/" + name, e), e);
+        }
+    }
+
+    @Override
+    public Watch watchPolicies(PolicyListener listener) {
+        Objects.requireNonNull(listener, "listener");
+        requireOpen();
+        return new PolicyPoller(this, listener);
     }
 
     /** Event thread: drops a closed watch's listener, and the stream with its last listener. */

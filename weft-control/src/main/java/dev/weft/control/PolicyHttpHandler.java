@@ -1,0 +1,159 @@
+package dev.weft.control;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpRequest;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.QueryStringDecoder;
+import io.netty.util.concurrent.ScheduledFuture;
+
+import java.io.IOException;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The policy API: {@code PUT /v1/policies/NAME} (YAML body) stores a document, {@code DELETE} removes it, and
+ * {@code GET /v1/policies?revision=N&wait=25s} is a long poll that answers as soon as the store is past revision N
+ * (at once if it already is), or with the unchanged snapshot when the wait runs out. Other paths pass on to the
+ * registry API.
+ *
+ * <p>Thread: the connection's event loop; a waiting poll is answered from whichever thread stored the change, via
+ * {@code ctx.executor()}. Buffers: requests are released here once handled (or passed on); responses by the encoder.
+ */
+final class PolicyHttpHandler extends ChannelInboundHandlerAdapter {
+    private static final String PREFIX = "/v1/policies";
+    private static final long MAX_WAIT_SECONDS = 60;
+
+    private final PolicyStore store;
+
+    PolicyHttpHandler(PolicyStore store) {
+        this.store = store;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (!(msg instanceof FullHttpRequest req)) {
+            ctx.fireChannelRead(msg);
+            return;
+        }
+        QueryStringDecoder uri = new QueryStringDecoder(req.uri());
+        String path = uri.path();
+        if (!path.equals(PREFIX) && !path.startsWith(PREFIX + "/")) {
+            ctx.fireChannelRead(msg);
+            return;
+        }
+        try {
+            boolean keepAlive = HttpUtil.isKeepAlive(req);
+            if (path.equals(PREFIX) && req.method().equals(HttpMethod.GET)) {
+                poll(ctx, uri, keepAlive);
+            } else if (path.startsWith(PREFIX + "/") && (req.method().equals(HttpMethod.PUT) || req.method().equals(HttpMethod.DELETE))) {
+                String name = URLDecoder.decode(path.substring(PREFIX.length() + 1), StandardCharsets.UTF_8);
+                if (!name.matches("[A-Za-z0-9._-]{1,128}")) {
+                    error(ctx, keepAlive, 400, "invalid-name", "invalid policy name '" + name
+                            + "' (expected 1-128 letters, digits, '.', '_' or '-')");
+                    return;
+                }
+                String doc = req.method().equals(HttpMethod.PUT) ? req.content().toString(StandardCharsets.UTF_8) : null;
+                if (doc != null && doc.isBlank()) {
+                    error(ctx, keepAlive, 400, "empty-policy", "empty policy document for '" + name + "'");
+                    return;
+                }
+                try {
+                    reply(ctx, keepAlive, 200, store.put(name, doc));
+                } catch (IOException e) {
+                    error(ctx, keepAlive, 503, "storage-failed", "could not persist policy '" + name + "': " + e.getMessage());
+                }
+            } else {
+                error(ctx, keepAlive, 405, "method-not-allowed", req.method() + " " + path
+                        + " (expected GET /v1/policies, PUT or DELETE /v1/policies/NAME)");
+            }
+        } finally {
+            req.release();
+        }
+    }
+
+    private void poll(ChannelHandlerContext ctx, QueryStringDecoder uri, boolean keepAlive) {
+        long revision = param(uri, "revision", -1);
+        long wait = Math.min(MAX_WAIT_SECONDS, parseSeconds(uri.parameters().getOrDefault("wait", java.util.List.of("0")).getFirst()));
+        if (wait <= 0) {
+            reply(ctx, keepAlive, 200, store.snapshot());
+            return;
+        }
+        boolean[] done = new boolean[1];
+        ScheduledFuture<?>[] timer = new ScheduledFuture<?>[1];
+        Runnable[] cancel = new Runnable[1];
+        cancel[0] = store.awaitChange(revision, s -> ctx.executor().execute(() -> {
+            if (!done[0]) {
+                done[0] = true;
+                if (timer[0] != null) {
+                    timer[0].cancel(false);
+                }
+                reply(ctx, keepAlive, 200, s);
+            }
+        }));
+        if (!done[0]) {
+            timer[0] = ctx.executor().schedule(() -> {
+                if (!done[0]) {
+                    done[0] = true;
+                    cancel[0].run();
+                    reply(ctx, keepAlive, 200, store.snapshot());
+                }
+            }, wait, TimeUnit.SECONDS);
+            ctx.channel().closeFuture().addListener(f -> cancel[0].run());
+        }
+    }
+
+    private static long param(QueryStringDecoder uri, String name, long dflt) {
+        var v = uri.parameters().get(name);
+        try {
+            return v == null ? dflt : Long.parseLong(v.getFirst());
+        } catch (NumberFormatException e) {
+            return dflt;
+        }
+    }
+
+    private static long parseSeconds(String v) {
+        try {
+            return Long.parseLong(v.endsWith("s") ? v.substring(0, v.length() - 1) : v);
+        } catch (NumberFormatException e) {
+            return 0;
+        }
+    }
+
+    private void reply(ChannelHandlerContext ctx, boolean keepAlive, int status, PolicyStore.Snapshot s) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("revision", s.revision());
+        body.put("policies", s.policies());
+        write(ctx, keepAlive, status, ControlJson.bytes(body));
+    }
+
+    private void error(ChannelHandlerContext ctx, boolean keepAlive, int status, String code, String message) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("error", message);
+        body.put("code", code);
+        write(ctx, keepAlive, status, ControlJson.bytes(body));
+    }
+
+    private void write(ChannelHandlerContext ctx, boolean keepAlive, int status, byte[] json) {
+        ByteBuf buf = ctx.alloc().buffer(json.length);
+        buf.writeBytes(json);
+        FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(status), buf);
+        r.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/json").set(HttpHeaderNames.CONTENT_LENGTH, buf.readableBytes());
+        HttpUtil.setKeepAlive(r, keepAlive);
+        var f = ctx.writeAndFlush(r);
+        if (!keepAlive) {
+            f.addListener(ChannelFutureListener.CLOSE);
+        }
+    }
+}

@@ -1,0 +1,87 @@
+package dev.weft.registry.etcd;
+
+import dev.weft.registry.PolicyListener;
+import io.etcd.jetcd.ByteSequence;
+import io.etcd.jetcd.KeyValue;
+import io.etcd.jetcd.Watch;
+import io.etcd.jetcd.kv.GetResponse;
+import io.etcd.jetcd.options.GetOption;
+import io.etcd.jetcd.options.WatchOption;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Watches the policy documents under {@code ROOT/v1/policies/}: list them, deliver the set if it changed, then wait on
+ * an etcd watch from the next revision and list again whenever anything under the prefix changes. Listing again
+ * (instead of applying the watch events) keeps the delivered set exact whatever happened meanwhile: a compaction, a
+ * reconnect or a leader change can at worst cause one extra list, never a lost or replayed document.
+ *
+ * <p>Thread: one virtual thread per watch; listener calls happen on it. While etcd is unreachable it retries with
+ * backoff and delivers nothing, so sidecars keep the policies they have.
+ */
+final class PolicyWatch implements dev.weft.registry.Watch {
+    private final EtcdRegistry registry;
+    private final PolicyListener listener;
+    private final Semaphore changed = new Semaphore(0);
+    private final Thread thread;
+    private volatile boolean closed;
+
+    PolicyWatch(EtcdRegistry registry, PolicyListener listener) {
+        this.registry = registry;
+        this.listener = listener;
+        this.thread = Thread.ofVirtual().name("weft-etcd-policy-watch").start(this::run);
+    }
+
+    private void run() {
+        ByteSequence prefix = registry.keys.policiesPrefix();
+        Map<String, String> delivered = null;
+        long delayMs = 100;
+        while (!closed) {
+            Watch.Watcher watcher = null;
+            try {
+                GetResponse list = registry.call(() -> registry.client().getKVClient()
+                        .get(prefix, GetOption.builder().isPrefix(true).build())).get();
+                Map<String, String> docs = new TreeMap<>();
+                String base = prefix.toString(StandardCharsets.UTF_8);
+                for (KeyValue kv : list.getKvs()) {
+                    docs.put(kv.getKey().toString(StandardCharsets.UTF_8).substring(base.length()),
+                            kv.getValue().toString(StandardCharsets.UTF_8));
+                }
+                if (!docs.equals(delivered)) {
+                    delivered = docs;
+                    listener.onPolicies(Map.copyOf(docs));
+                }
+                delayMs = 100;
+                changed.drainPermits();
+                watcher = registry.client().getWatchClient().watch(prefix,
+                        WatchOption.builder().isPrefix(true).withRevision(list.getHeader().getRevision() + 1).build(),
+                        Watch.listener(r -> changed.release(), e -> changed.release(), changed::release));
+                // Woken by any change (or a broken watch); the periodic re-list also covers a silently dead watch.
+                changed.tryAcquire(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                return;
+            } catch (Exception e) {
+                try {
+                    Thread.sleep(delayMs);
+                } catch (InterruptedException ie) {
+                    return;
+                }
+                delayMs = Math.min(5000, delayMs * 2);
+            } finally {
+                if (watcher != null) {
+                    watcher.close();
+                }
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        thread.interrupt();
+    }
+}
