@@ -2,6 +2,9 @@ package dev.weft.bench;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -10,6 +13,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -25,17 +29,21 @@ import java.util.stream.Collectors;
 final class ChildProcess {
     private static final int TAIL_LINES = 15;
     private static final Duration POLL = Duration.ofMillis(50);
+    /** Readiness is polled often: how soon a proxy is ready after it starts is one of the figures reported. */
+    private static final Duration READY_POLL = Duration.ofMillis(5);
 
     private final String name;
     private final Process process;
     private final Path log;
     private final List<Integer> ports;
+    private final long startedAt;
 
-    private ChildProcess(String name, Process process, Path log, List<Integer> ports) {
+    private ChildProcess(String name, Process process, Path log, List<Integer> ports, long startedAt) {
         this.name = name;
         this.process = process;
         this.log = log;
         this.ports = ports;
+        this.startedAt = startedAt;
     }
 
     /**
@@ -43,13 +51,21 @@ final class ChildProcess {
      */
     static ChildProcess start(String name, List<String> command, Path log, List<Integer> ports)
             throws ExperimentException {
+        return start(name, command, Map.of(), log, ports);
+    }
+
+    /** @param environment variables added to this process's environment for the child */
+    static ChildProcess start(String name, List<String> command, Map<String, String> environment, Path log,
+                              List<Integer> ports) throws ExperimentException {
         try {
             Files.writeString(log, "# " + String.join(" ", command) + System.lineSeparator(), StandardCharsets.UTF_8);
-            Process process = new ProcessBuilder(command)
+            ProcessBuilder builder = new ProcessBuilder(command)
                     .redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
-                    .start();
-            return new ChildProcess(name, process, log, List.copyOf(ports));
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+            builder.environment().putAll(environment);
+            long startedAt = System.nanoTime();
+            Process process = builder.start();
+            return new ChildProcess(name, process, log, List.copyOf(ports), startedAt);
         } catch (IOException e) {
             throw new ExperimentException("cannot start " + name + " (" + command.getFirst() + "): " + e.getMessage(), e);
         }
@@ -93,8 +109,12 @@ final class ChildProcess {
         }
     }
 
-    /** Waits until {@code GET url} answers 200 (a sidecar's {@code /ready}). */
-    void awaitReady(HttpProbe http, URI url, Duration timeout) throws ExperimentException, InterruptedException {
+    /**
+     * Waits until {@code GET url} answers 200 (a sidecar's {@code /ready}).
+     *
+     * @return the time from starting the process to that first 200, to within the poll interval
+     */
+    Duration awaitReady(HttpProbe http, URI url, Duration timeout) throws ExperimentException, InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         String last = "no answer yet";
         while (true) {
@@ -104,7 +124,7 @@ final class ChildProcess {
             try {
                 HttpResponse<String> response = http.get(url, Duration.ofSeconds(2));
                 if (response.statusCode() == 200) {
-                    return;
+                    return sinceStart();
                 }
                 last = "last answer " + response.statusCode() + " " + oneLine(response.body());
             } catch (IOException e) {
@@ -114,8 +134,40 @@ final class ChildProcess {
                 throw failure("was not ready within " + DurationConverter.format(timeout) + " (GET " + url
                         + ": " + last + ")");
             }
-            TimeUnit.NANOSECONDS.sleep(POLL.toNanos() * 2);
+            TimeUnit.NANOSECONDS.sleep(READY_POLL.toNanos());
         }
+    }
+
+    /**
+     * Waits until {@code 127.0.0.1:port} accepts a TCP connection: readiness of a program without a readiness
+     * endpoint (nginx, HAProxy, Caddy).
+     *
+     * @return the time from starting the process to that first accepted connection
+     */
+    Duration awaitListening(int port, Duration timeout) throws ExperimentException, InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        String last = "no attempt yet";
+        while (true) {
+            if (!process.isAlive()) {
+                throw failure("exited with code " + process.exitValue() + " before it accepted connections on 127.0.0.1:"
+                        + port);
+            }
+            try (Socket socket = new Socket()) {
+                socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 1_000);
+                return sinceStart();
+            } catch (IOException e) {
+                last = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+            }
+            if (System.nanoTime() > deadline) {
+                throw failure("did not accept connections on 127.0.0.1:" + port + " within "
+                        + DurationConverter.format(timeout) + " (last attempt: " + last + ")");
+            }
+            TimeUnit.NANOSECONDS.sleep(READY_POLL.toNanos());
+        }
+    }
+
+    private Duration sinceStart() {
+        return Duration.ofNanos(System.nanoTime() - startedAt);
     }
 
     /** Builds the error for a child that failed to start: what happened, the log's tail, a bind diagnosis. */

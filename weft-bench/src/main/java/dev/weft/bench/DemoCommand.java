@@ -66,7 +66,7 @@ public final class DemoCommand implements Callable<Integer> {
             settings = new Experiment.Settings(connections, duration, warmup, timeout,
                     threads != null ? threads : Runtime.getRuntime().availableProcessors(), registry, keepLogs, runDir,
                     startTimeout, Duration.ofMillis(delayMs), maxConcurrency, childHeap, Experiment.WEFT_CLI_MAIN,
-                    System.err);
+                    System.err, WeftDataPlane.defaults(), Experiment.Shape.MESH);
         } catch (IllegalArgumentException e) {
             System.err.println("demo: " + e.getMessage());
             return 2;

@@ -17,7 +17,9 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.LinkedHashSet;
 import java.util.Objects;
+import java.util.Set;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -26,17 +28,23 @@ import java.util.stream.Stream;
  * The paper's experiment on loopback, every component its own OS process:
  *
  * <pre>
- *   LoadGenerator --HTTP--> consumer --HTTP--> consumer's sidecar ==mesh==> provider sidecars --HTTP--> providers
- *   (this process)                                    |                           |              small  (weight 1)
- *                                                     +------ registry ---------+              medium (weight 2)
- *                                                        (weft control or --registry)           large  (weight 3)
+ *   LoadGenerator --HTTP--> consumer --HTTP--> consumer-side proxy ==link==> provider-side proxies --HTTP--> providers
+ *   (this process)                                                                                small  (weight 1)
+ *                                                                                                 medium (weight 2)
+ *                                                                                                 large  (weight 3)
  * </pre>
  *
- * {@link #startTopology} shows the whole topology in start order. Each step waits until its process is ready, so a
- * failure names the process that did not come up. Everything started is stopped at the end, on failure, and from a
- * shutdown hook on Ctrl-C.
+ * The proxies come from a {@link DataPlane}: Weft's sidecars (the demo; they find each other through the registry,
+ * {@code weft control} or {@code --registry}), nginx, HAProxy or Caddy in both roles, or none ({@code direct}).
+ * {@link Shape#HOP} replaces the apps by one backend without delay, to measure the proxies themselves.
+ *
+ * <p>{@link #startTopology} shows the whole topology in start order. Each step waits until its process is ready, so
+ * a failure names the process that did not come up. {@link #run} measures one load; {@link #start} returns the
+ * running topology so that {@link #measure} can be called for several loads on the same processes, each reading
+ * the proxies' CPU and memory, the machine's CPU and the bytes on the link at the edges of its measured window.
+ * Everything started is stopped at the end ({@link #close}), on failure, and from a shutdown hook on Ctrl-C.
  */
-public final class Experiment {
+public final class Experiment implements AutoCloseable {
     /** The command line every child runs; {@link Settings#mainClass()} replaces it in tests. */
     public static final String WEFT_CLI_MAIN = "dev.weft.cli.WeftCli";
 
@@ -71,12 +79,16 @@ public final class Experiment {
      * @param childHeap              {@code -Xmx} of each child JVM, e.g. {@code 256m}
      * @param mainClass              the children's main class, with subcommands control, sidecar, provider, consumer
      * @param out                    where progress and the start-up steps are printed; null for silence
+     * @param dataPlane              what carries the traffic between consumer and providers (the demo: Weft)
+     * @param shape                  the paper's mesh, or one proxy chain in front of a trivial backend
      */
     public record Settings(int connections, Duration duration, Duration warmup, Duration loadTimeout, int loadThreads,
                            String registry, boolean keepLogs, Path runDir, Duration startTimeout,
                            Duration providerDelay, int providerMaxConcurrency, String childHeap, String mainClass,
-                           PrintStream out) {
+                           PrintStream out, DataPlane dataPlane, Shape shape) {
         public Settings {
+            Objects.requireNonNull(dataPlane, "dataPlane");
+            Objects.requireNonNull(shape, "shape");
             Objects.requireNonNull(duration, "duration");
             Objects.requireNonNull(warmup, "warmup");
             Objects.requireNonNull(loadTimeout, "loadTimeout");
@@ -115,63 +127,96 @@ public final class Experiment {
         public static Settings defaults() {
             return new Settings(512, Duration.ofSeconds(30), Duration.ofSeconds(5), Duration.ofSeconds(5),
                     Runtime.getRuntime().availableProcessors(), null, false, null, Duration.ofSeconds(20),
-                    Duration.ofMillis(50), 200, "256m", WEFT_CLI_MAIN, System.err);
+                    Duration.ofMillis(50), 200, "256m", WEFT_CLI_MAIN, System.err, WeftDataPlane.defaults(),
+                    Shape.MESH);
         }
 
         public Settings withConnections(int n) {
             return new Settings(n, duration, warmup, loadTimeout, loadThreads, registry, keepLogs, runDir,
-                    startTimeout, providerDelay, providerMaxConcurrency, childHeap, mainClass, out);
+                    startTimeout, providerDelay, providerMaxConcurrency, childHeap, mainClass, out, dataPlane, shape);
         }
 
         public Settings withDuration(Duration d) {
             return new Settings(connections, d, warmup, loadTimeout, loadThreads, registry, keepLogs, runDir,
-                    startTimeout, providerDelay, providerMaxConcurrency, childHeap, mainClass, out);
+                    startTimeout, providerDelay, providerMaxConcurrency, childHeap, mainClass, out, dataPlane, shape);
         }
 
         public Settings withWarmup(Duration d) {
             return new Settings(connections, duration, d, loadTimeout, loadThreads, registry, keepLogs, runDir,
-                    startTimeout, providerDelay, providerMaxConcurrency, childHeap, mainClass, out);
+                    startTimeout, providerDelay, providerMaxConcurrency, childHeap, mainClass, out, dataPlane, shape);
         }
 
         public Settings withLoadTimeout(Duration d) {
             return new Settings(connections, duration, warmup, d, loadThreads, registry, keepLogs, runDir,
-                    startTimeout, providerDelay, providerMaxConcurrency, childHeap, mainClass, out);
+                    startTimeout, providerDelay, providerMaxConcurrency, childHeap, mainClass, out, dataPlane, shape);
         }
 
         public Settings withLoadThreads(int n) {
             return new Settings(connections, duration, warmup, loadTimeout, n, registry, keepLogs, runDir,
-                    startTimeout, providerDelay, providerMaxConcurrency, childHeap, mainClass, out);
+                    startTimeout, providerDelay, providerMaxConcurrency, childHeap, mainClass, out, dataPlane, shape);
         }
 
         public Settings withRegistry(String url) {
             return new Settings(connections, duration, warmup, loadTimeout, loadThreads, url, keepLogs, runDir,
-                    startTimeout, providerDelay, providerMaxConcurrency, childHeap, mainClass, out);
+                    startTimeout, providerDelay, providerMaxConcurrency, childHeap, mainClass, out, dataPlane, shape);
         }
 
         public Settings withKeepLogs(boolean keep) {
             return new Settings(connections, duration, warmup, loadTimeout, loadThreads, registry, keep, runDir,
-                    startTimeout, providerDelay, providerMaxConcurrency, childHeap, mainClass, out);
+                    startTimeout, providerDelay, providerMaxConcurrency, childHeap, mainClass, out, dataPlane, shape);
         }
 
         public Settings withRunDir(Path dir) {
             return new Settings(connections, duration, warmup, loadTimeout, loadThreads, registry, keepLogs, dir,
-                    startTimeout, providerDelay, providerMaxConcurrency, childHeap, mainClass, out);
+                    startTimeout, providerDelay, providerMaxConcurrency, childHeap, mainClass, out, dataPlane, shape);
         }
 
         public Settings withStartTimeout(Duration d) {
             return new Settings(connections, duration, warmup, loadTimeout, loadThreads, registry, keepLogs, runDir,
-                    d, providerDelay, providerMaxConcurrency, childHeap, mainClass, out);
+                    d, providerDelay, providerMaxConcurrency, childHeap, mainClass, out, dataPlane, shape);
         }
 
         public Settings withMainClass(String main) {
             return new Settings(connections, duration, warmup, loadTimeout, loadThreads, registry, keepLogs, runDir,
-                    startTimeout, providerDelay, providerMaxConcurrency, childHeap, main, out);
+                    startTimeout, providerDelay, providerMaxConcurrency, childHeap, main, out, dataPlane, shape);
         }
 
         public Settings withOut(PrintStream stream) {
             return new Settings(connections, duration, warmup, loadTimeout, loadThreads, registry, keepLogs, runDir,
-                    startTimeout, providerDelay, providerMaxConcurrency, childHeap, mainClass, stream);
+                    startTimeout, providerDelay, providerMaxConcurrency, childHeap, mainClass, stream, dataPlane, shape);
         }
+
+        public Settings withDataPlane(DataPlane plane) {
+            return new Settings(connections, duration, warmup, loadTimeout, loadThreads, registry, keepLogs, runDir,
+                    startTimeout, providerDelay, providerMaxConcurrency, childHeap, mainClass, out, plane, shape);
+        }
+
+        /** The per-hop shape also wants a backend without delay: see {@link Shape#HOP}. */
+        public Settings withShape(Shape s) {
+            return new Settings(connections, duration, warmup, loadTimeout, loadThreads, registry, keepLogs, runDir,
+                    startTimeout, providerDelay, providerMaxConcurrency, childHeap, mainClass, out, dataPlane, s);
+        }
+
+        public Settings withProviderDelay(Duration d) {
+            return new Settings(connections, duration, warmup, loadTimeout, loadThreads, registry, keepLogs, runDir,
+                    startTimeout, d, providerMaxConcurrency, childHeap, mainClass, out, dataPlane, shape);
+        }
+    }
+
+    /** What is started around the data plane. */
+    public enum Shape {
+        /**
+         * The paper's experiment: load generator, consumer app, consumer-side proxy, provider-side proxies, the three
+         * providers (weights 1:2:3, each limited to {@code providerMaxConcurrency}). With {@link DirectDataPlane}
+         * the consumer calls one provider holding the three's capacity.
+         */
+        MESH,
+        /**
+         * The cost of the proxies themselves: load generator, consumer-side proxy, provider-side proxy, one backend
+         * (the provider app without limit, normally without delay), no consumer app. Two proxies, because a Weft
+         * hop is always a pair of sidecars; the bench reports per hop as half of the pair.
+         */
+        HOP
     }
 
     private final Settings settings;
@@ -179,89 +224,157 @@ public final class Experiment {
     private final FreePorts ports = new FreePorts();
     private final HttpProbe http = new HttpProbe();
     private final ObjectMapper json = new ObjectMapper();
+    private final Thread shutdownHook = new Thread(() -> children.stopAll(STOP_GRACE), "weft-demo-shutdown");
     private Path runDir;
+    private String registry;
+    private Topology topology;
+    private boolean failed;
+    private boolean keepLogs;
+    private boolean closed;
 
     private Experiment(Settings settings) {
         this.settings = settings;
     }
 
     /**
-     * Starts the topology, measures it, stops it and returns what was measured.
+     * Starts the topology, measures it once ({@code settings.connections()} after {@code settings.warmup()} for
+     * {@code settings.duration()}), stops it and returns what was measured.
      *
      * @throws ExperimentException naming the process that did not come up, with the tail of its log
      */
     public static ExperimentResult run(Settings settings) throws ExperimentException, InterruptedException {
-        Experiment experiment = new Experiment(settings);
-        try {
-            return experiment.execute();
-        } finally {
-            experiment.http.close();
-        }
-    }
-
-    private ExperimentResult execute() throws ExperimentException, InterruptedException {
-        runDir = createRunDir();
-        say("run directory: " + runDir + " (one log per process)");
-        Thread hook = new Thread(() -> children.stopAll(STOP_GRACE), "weft-demo-shutdown");
-        Runtime.getRuntime().addShutdownHook(hook);
-        boolean clean = false;
-        try {
-            Topology topology = startTopology();
-            ExperimentResult result = measure(topology);
-            clean = true;
-            return result;
-        } finally {
-            say("stopping every process it started");
-            children.stopAll(STOP_GRACE);
-            try {
-                Runtime.getRuntime().removeShutdownHook(hook);
-            } catch (IllegalStateException shuttingDown) {
-                // Ctrl-C: the hook is already running and stops the processes itself.
-            }
-            if (clean && !settings.keepLogs()) {
-                deleteRecursively(runDir);
-            } else if (!clean) {
-                say("logs kept in " + runDir);
-            }
+        try (Experiment experiment = start(settings)) {
+            return experiment.measure(settings.connections(), settings.warmup(), settings.duration());
         }
     }
 
     /**
-     * The paper's topology, started from the back to the front so that each part finds what it depends on:
-     * registry, then each provider with its sidecar, then the consumer with its sidecar. The consumer app starts
-     * before its sidecar because the sidecar checks its app.
+     * Starts the topology and returns it running, so that several loads can be measured on the same processes
+     * ({@link #measure}); {@link #close} stops everything. On failure everything started is stopped and the logs
+     * are kept.
+     */
+    public static Experiment start(Settings settings) throws ExperimentException, InterruptedException {
+        Experiment experiment = new Experiment(settings);
+        experiment.runDir = experiment.createRunDir();
+        experiment.say("run directory: " + experiment.runDir + " (one log per process)");
+        Runtime.getRuntime().addShutdownHook(experiment.shutdownHook);
+        try {
+            experiment.topology = experiment.startTopology();
+            return experiment;
+        } catch (ExperimentException | InterruptedException | RuntimeException e) {
+            experiment.failed = true;
+            experiment.close();
+            throw e;
+        }
+    }
+
+    /** Where the load goes: the consumer app, or the first proxy when there is no consumer app. */
+    public URI target() {
+        return URI.create("http://" + LOOPBACK + ":" + topology.entryPort() + "/");
+    }
+
+    public Path runDir() {
+        return runDir;
+    }
+
+    /** Every proxy started, provider side first; empty for {@code direct}. */
+    public List<DataPlane.Proxy> proxies() {
+        return topology.proxies();
+    }
+
+    /** Keeps the run directory after {@link #close}, e.g. because a measurement saw errors worth reading about. */
+    public void keepLogs() {
+        keepLogs = true;
+    }
+
+    /**
+     * Stops every process it started, newest first. The run directory is deleted when nothing failed and the logs
+     * were not asked for. Idempotent.
+     */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        say("stopping every process it started");
+        children.stopAll(STOP_GRACE);
+        try {
+            Runtime.getRuntime().removeShutdownHook(shutdownHook);
+        } catch (IllegalStateException shuttingDown) {
+            // Ctrl-C: the hook is already running and stops the processes itself.
+        }
+        http.close();
+        if (!failed && !keepLogs && !settings.keepLogs()) {
+            deleteRecursively(runDir);
+        } else if (failed || keepLogs) {
+            say("logs kept in " + runDir);
+        }
+    }
+
+    /**
+     * The topology, started from the back to the front so that each part finds what it depends on: registry (when
+     * the data plane uses one), then each provider with its provider-side proxy, then the consumer with its
+     * consumer-side proxy. The consumer app starts before its proxy because a Weft sidecar checks its app.
      */
     private Topology startTopology() throws ExperimentException, InterruptedException {
-        String registry = settings.registry() != null ? settings.registry() : "weft://" + startControlPlane();
-
+        DataPlane plane = settings.dataPlane();
+        if (plane.usesRegistry()) {
+            registry = settings.registry() != null ? settings.registry() : "weft://" + startControlPlane();
+        }
+        Launcher launcher = new Launcher();
+        // The capacity each provider-side proxy enforces (and the consumer side honours); 0 = none.
+        int capacity = settings.shape() == Shape.HOP ? 0 : settings.providerMaxConcurrency();
         List<RunningProvider> providers = new ArrayList<>();
-        for (ProviderSpec spec : PROVIDERS) {
-            int appPort = startProvider(spec);
-            startSidecar("sidecar-provider-" + spec.name(), List.of(
-                    "--service", "provider",
-                    "--app", LOOPBACK + ":" + appPort,
-                    "--registry", registry,
-                    "--weight", Integer.toString(spec.weight()),
-                    "--capacity", Integer.toString(settings.providerMaxConcurrency()),
-                    "--id", "provider-" + spec.name()));
+        List<DataPlane.Upstream> upstreams = new ArrayList<>();
+        List<DataPlane.Proxy> proxies = new ArrayList<>();
+        for (ProviderSpec spec : providerSpecs()) {
+            int appPort = startProvider(spec, providerLimit());
+            DataPlane.Upstream app = new DataPlane.Upstream(spec.name(), appPort, spec.weight(), capacity);
+            if (plane.proxied()) {
+                DataPlane.Proxy proxy = plane.startProviderSide(launcher, app);
+                proxies.add(proxy);
+                upstreams.add(new DataPlane.Upstream(spec.name(), proxy.port(), spec.weight(), capacity));
+            } else {
+                upstreams.add(app);
+            }
             providers.add(new RunningProvider(spec, appPort));
         }
+        int providerEntry = plane.proxied() ? ports.pick() : upstreams.getFirst().port();
+        int consumerPort = settings.shape() == Shape.MESH ? startConsumer(providerEntry) : -1;
+        if (plane.proxied()) {
+            int app = consumerPort > 0 ? consumerPort : providers.getFirst().appPort();
+            proxies.add(plane.startConsumerSide(launcher, providerEntry, app, upstreams));
+        }
+        Set<Integer> linkPorts = new LinkedHashSet<>();
+        if (plane.proxied()) {
+            upstreams.forEach(u -> linkPorts.add(u.port()));
+        }
+        return new Topology(consumerPort > 0 ? consumerPort : providerEntry, providers, List.copyOf(proxies),
+                linkPorts);
+    }
 
-        int upstreamPort = ports.pick();
-        int consumerPort = startConsumer(upstreamPort);
-        startSidecar("sidecar-consumer", List.of(
-                "--service", "consumer",
-                "--app", LOOPBACK + ":" + consumerPort,
-                "--upstream", "provider=" + LOOPBACK + ":" + upstreamPort,
-                "--registry", registry),
-                upstreamPort);
-        return new Topology(consumerPort, providers);
+    /** The mesh's three providers; one provider for {@code direct}; one backend per hop. */
+    private List<ProviderSpec> providerSpecs() {
+        if (settings.shape() == Shape.HOP) {
+            return List.of(new ProviderSpec("backend", 1));
+        }
+        return settings.dataPlane().proxied() ? PROVIDERS : List.of(new ProviderSpec(DirectDataPlane.NAME, 1));
+    }
+
+    /** Each provider app's own limit: the paper's 200; for direct the three's together; per hop none to speak of. */
+    private int providerLimit() {
+        if (settings.shape() == Shape.HOP) {
+            return 1_000_000;
+        }
+        int limit = settings.providerMaxConcurrency();
+        return settings.dataPlane().proxied() ? limit : limit * PROVIDERS.size();
     }
 
     /** @return the control plane's {@code HOST:PORT}, as it printed it */
     private String startControlPlane() throws ExperimentException, InterruptedException {
         Path dataDir = runDir.resolve("control-data");
-        ChildProcess control = launch("control plane", "control.log", List.of(),
+        ChildProcess control = launchJvm("control plane", "control.log", List.of(), List.of(),
                 "control", "--listen", LOOPBACK + ":0", "--data-dir", dataDir.toString());
         String address = control.awaitOutput(CONTROL_READY, "weft control listening on HOST:PORT",
                 settings.startTimeout()).group(1);
@@ -270,10 +383,10 @@ public final class Experiment {
     }
 
     /** @return the port the provider bound (it is given port 0 and prints the one it got) */
-    private int startProvider(ProviderSpec spec) throws ExperimentException, InterruptedException {
-        ChildProcess provider = launch("provider " + spec.name(), "provider-" + spec.name() + ".log", List.of(),
-                "provider", "--listen", LOOPBACK + ":0", "--name", spec.name(),
-                "--max-concurrency", Integer.toString(settings.providerMaxConcurrency()),
+    private int startProvider(ProviderSpec spec, int limit) throws ExperimentException, InterruptedException {
+        ChildProcess provider = launchJvm("provider " + spec.name(), "provider-" + spec.name() + ".log", List.of(),
+                List.of(), "provider", "--listen", LOOPBACK + ":0", "--name", spec.name(),
+                "--max-concurrency", Integer.toString(limit),
                 "--delay-ms", Long.toString(settings.providerDelay().toMillis()));
         Pattern ready = Pattern.compile("provider " + Pattern.quote(spec.name()) + " listening on \\S+:(\\d+)");
         int port = Integer.parseInt(provider.awaitOutput(ready,
@@ -283,7 +396,7 @@ public final class Experiment {
     }
 
     private int startConsumer(int upstreamPort) throws ExperimentException, InterruptedException {
-        ChildProcess consumer = launch("consumer", "consumer.log", List.of(),
+        ChildProcess consumer = launchJvm("consumer", "consumer.log", List.of(), List.of(),
                 "consumer", "--listen", LOOPBACK + ":0", "--provider-url", "http://" + LOOPBACK + ":" + upstreamPort);
         int port = Integer.parseInt(consumer.awaitOutput(CONSUMER_READY, "consumer listening on HOST:PORT",
                 settings.startTimeout()).group(1));
@@ -292,31 +405,20 @@ public final class Experiment {
     }
 
     /**
-     * Starts a sidecar on fresh inbound and admin ports and waits for its {@code /ready}.
+     * Starts a child JVM running {@code mainClass args}.
      *
-     * @param extraPorts ports in {@code args} the sidecar binds besides inbound and admin (its upstream listeners)
+     * @param jvmOptions options after the flags every Weft JVM needs; empty for {@code -Xmx childHeap}
      */
-    private void startSidecar(String name, List<String> args, Integer... extraPorts)
-            throws ExperimentException, InterruptedException {
-        int inbound = ports.pick();
-        int admin = ports.pick();
-        List<String> command = new ArrayList<>(List.of("sidecar"));
-        command.addAll(args);
-        command.addAll(List.of("--inbound", LOOPBACK + ":" + inbound, "--admin", LOOPBACK + ":" + admin));
-        List<Integer> bound = new ArrayList<>(List.of(inbound, admin));
-        bound.addAll(List.of(extraPorts));
-        ChildProcess sidecar = launch(name, name + ".log", bound, command.toArray(String[]::new));
-        sidecar.awaitReady(http, URI.create("http://" + LOOPBACK + ":" + admin + "/ready"), settings.startTimeout());
-        say(name + " ready: inbound " + LOOPBACK + ":" + inbound + ", admin " + LOOPBACK + ":" + admin
-                + " (pid " + sidecar.pid() + ")");
-    }
-
-    private ChildProcess launch(String name, String logFile, List<Integer> boundPorts, String... args)
-            throws ExperimentException {
+    private ChildProcess launchJvm(String name, String logFile, List<String> jvmOptions, List<Integer> boundPorts,
+                                String... args) throws ExperimentException {
         List<String> command = new ArrayList<>();
         command.add(javaExecutable());
         command.addAll(CHILD_JVM_FLAGS);
-        command.add("-Xmx" + settings.childHeap());
+        if (jvmOptions.isEmpty()) {
+            command.add("-Xmx" + settings.childHeap());
+        } else {
+            command.addAll(jvmOptions);
+        }
         command.add("-cp");
         command.add(absoluteClassPath());
         command.add(settings.mainClass());
@@ -326,29 +428,129 @@ public final class Experiment {
         return child;
     }
 
-    private ExperimentResult measure(Topology topology) throws InterruptedException {
-        URI target = URI.create("http://" + LOOPBACK + ":" + topology.consumerPort() + "/");
-        say("mesh ready; load: " + settings.connections() + " connections to " + target + " for "
-                + DurationConverter.format(settings.duration()) + " after "
-                + DurationConverter.format(settings.warmup()) + " warm-up");
-        LoadGenerator.Settings load = new LoadGenerator.Settings(target, settings.connections(), settings.duration(),
-                settings.warmup(), settings.loadTimeout(), settings.loadThreads(), settings.providerDelay(),
-                settings.out());
-        Map<String, Long> before = new LinkedHashMap<>();
-        Map<String, Long> after = new LinkedHashMap<>();
-        LoadResult result = LoadGenerator.run(load, new LoadGenerator.PhaseListener() {
-            @Override
-            public void measurementStarting() {
-                before.putAll(servedByProvider(topology));
-            }
+    /** What the data plane may use to start its proxies: this experiment's run directory, ports and processes. */
+    private final class Launcher implements DataPlane.Context {
+        @Override
+        public Path runDir() {
+            return runDir;
+        }
 
-            @Override
-            public void measurementEnded() {
-                after.putAll(servedByProvider(topology));
+        @Override
+        public int pickPort() {
+            return ports.pick();
+        }
+
+        @Override
+        public String registry() {
+            return registry;
+        }
+
+        @Override
+        public Duration startTimeout() {
+            return settings.startTimeout();
+        }
+
+        @Override
+        public ChildProcess launchWeft(String name, List<String> jvmOptions, List<Integer> boundPorts,
+                                       List<String> args) throws ExperimentException {
+            return launchJvm(name, name + ".log", jvmOptions, boundPorts, args.toArray(String[]::new));
+        }
+
+        @Override
+        public ChildProcess launch(String name, List<String> command, Map<String, String> environment,
+                                   List<Integer> boundPorts) throws ExperimentException {
+            ChildProcess child = ChildProcess.start(name, command, environment, runDir.resolve(name + ".log"),
+                    boundPorts);
+            children.add(child);
+            return child;
+        }
+
+        @Override
+        public HttpProbe http() {
+            return http;
+        }
+
+        @Override
+        public void say(String line) {
+            Experiment.this.say(line);
+        }
+    }
+
+    /**
+     * Runs the load generator against the running topology and reads, at both edges of the measured window, the
+     * providers' counters, the proxies' CPU time, the machine's CPU time and the bytes on the proxies' link.
+     */
+    public ExperimentResult measure(int connections, Duration warmup, Duration duration) throws InterruptedException {
+        URI target = target();
+        say("load: " + connections + " connections to " + target + " for " + DurationConverter.format(duration)
+                + " after " + DurationConverter.format(warmup) + " warm-up");
+        LoadGenerator.Settings load = new LoadGenerator.Settings(target, connections, duration, warmup,
+                settings.loadTimeout(), settings.loadThreads(),
+                settings.shape() == Shape.HOP ? Duration.ZERO : settings.providerDelay(), settings.out());
+        Sampler sampler = new Sampler();
+        try {
+            LoadResult result = LoadGenerator.run(load, sampler);
+            return new ExperimentResult(result, shares(topology, sampler.servedBefore, sampler.servedAfter), runDir,
+                    settings.keepLogs(), sampler.figures());
+        } catch (InterruptedException | RuntimeException e) {
+            failed = true;
+            throw e;
+        }
+    }
+
+    /** Reads everything the result reports besides the load, just before and just after the measured window. */
+    private final class Sampler implements LoadGenerator.PhaseListener {
+        final Map<String, Long> servedBefore = new LinkedHashMap<>();
+        final Map<String, Long> servedAfter = new LinkedHashMap<>();
+        private final long[] cpuBefore = new long[topology.proxies().size()];
+        private final long[] cpuAfter = new long[topology.proxies().size()];
+        private final long[] peakRss = new long[topology.proxies().size()];
+        private Map<String, LinkBytes.Counters> linkBefore;
+        private Map<String, LinkBytes.Counters> linkAfter;
+        private ProcStats.MachineCpu machineBefore;
+        private ProcStats.MachineCpu machineAfter;
+        private double loadAverage;
+
+        @Override
+        public void measurementStarting() {
+            // The slow reads first, so the CPU counters are taken as close to the window's start as possible.
+            servedBefore.putAll(servedByProvider(topology));
+            linkBefore = LinkBytes.snapshot(topology.linkPorts());
+            loadAverage = ProcStats.loadAverage();
+            machineBefore = ProcStats.machineCpu();
+            for (int i = 0; i < cpuBefore.length; i++) {
+                cpuBefore[i] = ProcStats.treeCpuNanos(topology.proxies().get(i).pid());
             }
-        });
-        return new ExperimentResult(result, shares(topology, before, after), runDir,
-                settings.keepLogs());
+        }
+
+        @Override
+        public void measurementEnded() {
+            for (int i = 0; i < cpuAfter.length; i++) {
+                cpuAfter[i] = ProcStats.treeCpuNanos(topology.proxies().get(i).pid());
+            }
+            machineAfter = ProcStats.machineCpu();
+            for (int i = 0; i < peakRss.length; i++) {
+                peakRss[i] = ProcStats.treePeakRssBytes(topology.proxies().get(i).pid());
+            }
+            linkAfter = LinkBytes.snapshot(topology.linkPorts());
+            servedAfter.putAll(servedByProvider(topology));
+        }
+
+        ExperimentResult.Figures figures() {
+            List<ExperimentResult.ProxyFigure> proxies = new ArrayList<>();
+            for (int i = 0; i < cpuBefore.length; i++) {
+                DataPlane.Proxy p = topology.proxies().get(i);
+                boolean consumerSide = i == cpuBefore.length - 1;
+                proxies.add(new ExperimentResult.ProxyFigure(p.name(), consumerSide, p.pid(),
+                        Duration.ofNanos(Math.max(0, cpuAfter[i] - cpuBefore[i])), peakRss[i], p.ready()));
+            }
+            LinkBytes.Delta link = topology.linkPorts().isEmpty() ? LinkBytes.Delta.UNKNOWN
+                    : LinkBytes.delta(linkBefore, linkAfter);
+            double busy = machineBefore == null || machineAfter == null ? Double.NaN
+                    : machineAfter.busySince(machineBefore);
+            return new ExperimentResult.Figures(proxies, busy, loadAverage, link.toProviders(), link.fromProviders(),
+                    link.closed());
+        }
     }
 
     /** Each provider's {@code served} counter, -1 where {@code /stats} could not be read. */
@@ -451,11 +653,19 @@ public final class Experiment {
 
     private void say(String line) {
         if (settings.out() != null) {
-            settings.out().println("demo: " + line);
+            boolean demo = settings.shape() == Shape.MESH && settings.dataPlane().equals(WeftDataPlane.defaults());
+            settings.out().println((demo ? "demo" : settings.dataPlane().name() + " " + settings.shape()
+                    .name().toLowerCase(java.util.Locale.ROOT)) + ": " + line);
         }
     }
 
     private record RunningProvider(ProviderSpec spec, int appPort) {}
 
-    private record Topology(int consumerPort, List<RunningProvider> providers) {}
+    /**
+     * @param entryPort where the load goes
+     * @param proxies   provider-side proxies, then the consumer-side one
+     * @param linkPorts the provider-side proxies' listeners: the link whose bytes are counted
+     */
+    private record Topology(int entryPort, List<RunningProvider> providers, List<DataPlane.Proxy> proxies,
+                            Set<Integer> linkPorts) {}
 }

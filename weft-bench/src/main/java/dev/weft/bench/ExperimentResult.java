@@ -11,8 +11,47 @@ import java.util.Locale;
  * @param providers each provider's share of the requests served during the measured window, next to its weight
  * @param runDir    where the processes' logs were written
  * @param logsKept  whether {@code runDir} still exists (it is deleted after a clean run unless asked to keep it)
+ * @param figures   the proxies' and the machine's figures over the measured window
  */
-public record ExperimentResult(LoadResult load, List<ProviderShare> providers, Path runDir, boolean logsKept) {
+public record ExperimentResult(LoadResult load, List<ProviderShare> providers, Path runDir, boolean logsKept,
+                               Figures figures) {
+
+    /**
+     * What the proxies and the machine did during the measured window (from /proc and the kernel's socket
+     * counters; see {@link ProcStats} and {@link LinkBytes}).
+     *
+     * @param proxies           every proxy process tree, provider side first; empty for direct
+     * @param machineBusy       busy share of all the machine's cores (0..1), NaN when unknown
+     * @param loadAverage       the machine's 1-minute load average as the window began
+     * @param linkBytesRequests bytes the provider-side proxies received on the link from the consumer side;
+     *                          -1 when unknown
+     * @param linkBytesAnswers  bytes they sent back on it; -1 when unknown
+     * @param linkClosed        link connections that closed inside the window (their bytes are missing)
+     */
+    public record Figures(List<ProxyFigure> proxies, double machineBusy, double loadAverage, long linkBytesRequests,
+                          long linkBytesAnswers, int linkClosed) {
+        public Figures {
+            proxies = List.copyOf(proxies);
+        }
+
+        /** CPU time of all proxies together. */
+        public java.time.Duration proxyCpu() {
+            return proxies.stream().map(ProxyFigure::cpu).reduce(java.time.Duration.ZERO, java.time.Duration::plus);
+        }
+
+        public boolean linkKnown() {
+            return linkBytesRequests >= 0 && linkBytesAnswers >= 0;
+        }
+    }
+
+    /**
+     * @param consumerSide  whether this is the consumer-side proxy (else a provider-side one)
+     * @param cpu           user + system CPU of its process tree during the window
+     * @param peakRssBytes  peak resident memory since it started (VmHWM, summed over its processes)
+     * @param ready         from process start to ready
+     */
+    public record ProxyFigure(String name, boolean consumerSide, long pid, java.time.Duration cpu, long peakRssBytes,
+                              java.time.Duration ready) {}
 
     /**
      * @param served      answers the provider sent during the measured window (from its {@code /stats}), or -1 if

@@ -12,10 +12,10 @@ import java.util.Set;
  * free when picked, but another process may take it before the child binds it; the child then fails to start and
  * {@link ChildProcess} names the port in the error. Never hands out the same port twice in one run.
  */
-final class FreePorts {
+public final class FreePorts {
     private final Set<Integer> handedOut = new HashSet<>();
 
-    synchronized int pick() {
+    public synchronized int pick() {
         for (int attempt = 0; attempt < 50; attempt++) {
             try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
                 int port = socket.getLocalPort();

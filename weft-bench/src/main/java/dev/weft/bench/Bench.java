@@ -1,0 +1,342 @@
+package dev.weft.bench;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code weft bench}: the paper's experiment with every data plane side by side in the same run, the per-hop cost,
+ * and the JMH microbenchmarks; writes Markdown, CSV and an SVG chart to a results folder.
+ *
+ * <p>Each round starts every data plane's topology in turn (the order rotates from round to round, so slow drift of
+ * the machine does not always hit the same plane), measures each connection count on it, and stops it. The tables
+ * report the median of each figure over the rounds. See docs/benchmarks.md for how to read them.
+ */
+public final class Bench {
+    /** Every data plane the bench knows, in the order the tables list them. */
+    public static final List<String> ALL_PLANES =
+            List.of("direct", "weft", "weft-vt", "weft-http1", "nginx", "haproxy", "caddy");
+    /** The data planes of the per-hop measurement: the variants of Weft add nothing there. */
+    static final List<String> HOP_PLANES = List.of("direct", "weft", "nginx", "haproxy", "caddy");
+
+    /**
+     * @param sections         any of mesh, hop, jmh
+     * @param planes           data planes, see {@link #ALL_PLANES}
+     * @param connections      load levels of the mesh experiment
+     * @param rounds           times each measurement is repeated (medians are reported)
+     * @param warmup           unrecorded load before each measured load
+     * @param duration         each mesh measurement
+     * @param hopConnections   connections of the saturated per-hop load
+     * @param hopDuration      each per-hop measurement
+     * @param sidecarJvm       the Weft sidecars' JVM options (heap, collector...)
+     * @param loadThreads      the load generator's event loops
+     * @param results          the folder this run writes into
+     * @param keepLogs         keep every process's log under results/logs
+     * @param installPeers     install missing peers with apt-get when running as root
+     * @param jmhQuick         shorter JMH iterations
+     * @param mainClass        the children's main class (tests use a stand-in)
+     * @param out              progress lines; null for silence
+     */
+    public record Settings(Set<String> sections, List<String> planes, List<Integer> connections, int rounds,
+                           Duration warmup, Duration duration, int hopConnections, Duration hopDuration,
+                           List<String> sidecarJvm, int loadThreads, Path results, boolean keepLogs,
+                           boolean installPeers, boolean jmhQuick, String mainClass, PrintStream out) {
+        public Settings {
+            sections = Set.copyOf(sections);
+            planes = List.copyOf(planes);
+            connections = List.copyOf(connections);
+            sidecarJvm = List.copyOf(sidecarJvm);
+            Objects.requireNonNull(results, "results");
+            for (String s : sections) {
+                if (!List.of("mesh", "hop", "jmh").contains(s)) {
+                    throw new IllegalArgumentException("unknown section '" + s + "' (expected mesh, hop or jmh)");
+                }
+            }
+            for (String p : planes) {
+                if (!ALL_PLANES.contains(p)) {
+                    throw new IllegalArgumentException("unknown data plane '" + p + "' (expected one of "
+                            + String.join(", ", ALL_PLANES) + ")");
+                }
+            }
+            if (rounds < 1) {
+                throw new IllegalArgumentException("rounds must be at least 1 (got " + rounds + ")");
+            }
+            if (connections.isEmpty() || connections.stream().anyMatch(c -> c < 1)) {
+                throw new IllegalArgumentException("connections must be positive numbers (got " + connections + ")");
+            }
+            if (hopConnections < 1) {
+                throw new IllegalArgumentException("hop connections must be at least 1 (got " + hopConnections + ")");
+            }
+        }
+    }
+
+    private final Settings settings;
+    private final PrintStream log;
+    private final long started = System.nanoTime();
+    private int done;
+    private int total;
+    private final List<String> notes = new ArrayList<>();
+
+    private Bench(Settings settings, PrintStream log) {
+        this.settings = settings;
+        this.log = log;
+    }
+
+    /** Runs the sections asked for and writes the results folder; returns what it wrote. */
+    public static BenchReport run(Settings settings) throws IOException, InterruptedException {
+        Files.createDirectories(settings.results());
+        try (PrintStream log = new PrintStream(Files.newOutputStream(settings.results().resolve("bench.log")), true,
+                StandardCharsets.UTF_8)) {
+            return new Bench(settings, log).execute();
+        }
+    }
+
+    private BenchReport execute() throws IOException, InterruptedException {
+        BenchReport report = new BenchReport(settings, ProcStats.machineDescription());
+        List<String> planes = usablePlanes();
+        List<String> hopPlanes = planes.stream().filter(HOP_PLANES::contains).toList();
+        boolean mesh = settings.sections().contains("mesh");
+        boolean hop = settings.sections().contains("hop");
+        total = settings.rounds() * ((mesh ? planes.size() * settings.connections().size() : 0)
+                + (hop ? hopPlanes.size() : 0));
+        progress(String.format(Locale.ROOT, "%d measurements of %s + %s each (%s), results in %s", total,
+                DurationConverter.format(settings.warmup()), DurationConverter.format(settings.duration()),
+                settings.rounds() + " round" + (settings.rounds() == 1 ? "" : "s"), settings.results()));
+        report.loadAverageAtStart(ProcStats.loadAverage());
+        for (int round = 1; round <= settings.rounds(); round++) {
+            if (mesh) {
+                for (String plane : rotate(planes, round - 1)) {
+                    report.addAll(runTopology("mesh", plane, round, settings.connections()));
+                }
+            }
+            if (hop) {
+                for (String plane : rotate(hopPlanes, round - 1)) {
+                    report.addAll(runTopology("hop", plane, round, List.of(settings.hopConnections())));
+                }
+            }
+        }
+        if (settings.sections().contains("jmh")) {
+            progress("JMH microbenchmarks (codec, balancer, hot path) with -prof gc");
+            try {
+                report.jmh(JmhRunner.run(settings.results(), settings.jmhQuick(), log));
+            } catch (RuntimeException e) {
+                notes.add("JMH failed: " + e);
+                progress("JMH failed: " + e);
+                e.printStackTrace(log);
+            }
+        }
+        report.loadAverageAtEnd(ProcStats.loadAverage());
+        notes.forEach(report::note);
+        report.write();
+        progress("done in " + DurationConverter.format(elapsed()) + "; " + settings.results().resolve("summary.md"));
+        return report;
+    }
+
+    /**
+     * Starts one data plane's topology, measures each load on it, stops it. A topology that does not come up is
+     * recorded as failed rows, and the run goes on with the next data plane.
+     */
+    private List<BenchRow> runTopology(String section, String plane, int round, List<Integer> loads)
+            throws InterruptedException {
+        List<BenchRow> rows = new ArrayList<>();
+        Path runDir = settings.results().resolve("logs").resolve(section + "-" + plane + "-round" + round);
+        Experiment.Settings experiment = experimentSettings(section, plane, runDir);
+        Experiment running;
+        try {
+            progress(String.format(Locale.ROOT, "round %d/%d  %-4s %-10s starting", round, settings.rounds(),
+                    section, plane));
+            running = Experiment.start(experiment);
+        } catch (ExperimentException e) {
+            progress("  " + plane + " did not start: " + firstLine(e.getMessage()) + " (logs: " + runDir + ")");
+            log.println(e.getMessage());
+            for (int c : loads) {
+                done++;
+                rows.add(BenchRow.failed(section, plane, round, c, firstLine(e.getMessage())));
+            }
+            return rows;
+        }
+        try (running) {
+            for (int c : loads) {
+                done++;
+                try {
+                    Duration duration = section.equals("hop") ? settings.hopDuration() : settings.duration();
+                    ExperimentResult result = running.measure(c, settings.warmup(), duration);
+                    BenchRow row = BenchRow.of(section, plane, round, result);
+                    rows.add(row);
+                    progress(line(round, row));
+                    if (row.errors() > 0) {
+                        running.keepLogs();
+                        notes.add(section + " " + plane + " round " + round + " at " + c + " connections had "
+                                + result.load().errors().describe() + "; its logs are in " + runDir);
+                    }
+                } catch (RuntimeException e) {
+                    progress("  " + plane + " " + c + " connections failed: " + e);
+                    e.printStackTrace(log);
+                    rows.add(BenchRow.failed(section, plane, round, c, e.toString()));
+                }
+            }
+        }
+        return rows;
+    }
+
+    private Experiment.Settings experimentSettings(String section, String plane, Path runDir) {
+        boolean hop = section.equals("hop");
+        return Experiment.Settings.defaults()
+                .withMainClass(settings.mainClass())
+                .withRunDir(runDir)
+                .withKeepLogs(settings.keepLogs())
+                .withLoadThreads(settings.loadThreads())
+                .withOut(log)
+                .withDataPlane(dataPlane(plane, settings.sidecarJvm()))
+                .withShape(hop ? Experiment.Shape.HOP : Experiment.Shape.MESH)
+                .withProviderDelay(hop ? Duration.ZERO : Duration.ofMillis(50));
+    }
+
+    /** The data plane a name in {@link #ALL_PLANES} stands for. */
+    static DataPlane dataPlane(String name, List<String> sidecarJvm) {
+        return switch (name) {
+            case "direct" -> new DirectDataPlane();
+            case "weft" -> new WeftDataPlane("weft", "event-loop", null, sidecarJvm);
+            case "weft-vt" -> new WeftDataPlane("weft-vt", "virtual-thread", null, sidecarJvm);
+            case "weft-http1" -> new WeftDataPlane("weft-http1", "event-loop", "http1", sidecarJvm);
+            default -> new PeerDataPlane(PeerDataPlane.Peer.named(name));
+        };
+    }
+
+    /**
+     * The planes that can run: peers missing from the machine are installed (as root) or left out with a note
+     * saying exactly how to install them; weft-http1 is left out when the sidecar has no {@code --mesh-protocol}.
+     */
+    private List<String> usablePlanes() throws InterruptedException {
+        List<PeerDataPlane.Peer> peers = settings.planes().stream().filter(p -> !p.startsWith("weft") && !p.equals("direct"))
+                .map(PeerDataPlane.Peer::named).toList();
+        Set<String> unusable = new LinkedHashSet<>();
+        List<PeerDataPlane.Peer> missing = PeerDataPlane.missing(peers);
+        if (!missing.isEmpty() && settings.installPeers() && isRoot()) {
+            progress("installing " + names(missing) + " with apt-get (running as root)");
+            install(missing);
+            missing = PeerDataPlane.missing(missing);
+        }
+        if (!missing.isEmpty()) {
+            String how = "apt-get update && apt-get install -y " + String.join(" ",
+                    missing.stream().map(PeerDataPlane.Peer::aptPackage).toList());
+            String note = names(missing) + " not installed, left out of this run. Install with: "
+                    + (isRoot() ? how : "sudo sh -c '" + how + "'") + " (or leave them out with --planes)";
+            progress(note);
+            notes.add(note);
+            missing.forEach(p -> unusable.add(p.label()));
+        }
+        if (settings.planes().contains("weft-http1") && !sidecarHasFlag("--mesh-protocol")) {
+            String note = "weft-http1 left out: this build's sidecar has no --mesh-protocol flag (./weft sidecar --help)";
+            progress(note);
+            notes.add(note);
+            unusable.add("weft-http1");
+        }
+        return settings.planes().stream().filter(p -> !unusable.contains(p)).toList();
+    }
+
+    private boolean sidecarHasFlag(String flag) throws InterruptedException {
+        List<String> command = new ArrayList<>(List.of(Experiment.javaExecutable()));
+        command.addAll(Experiment.CHILD_JVM_FLAGS);
+        command.addAll(List.of("-cp", Experiment.absoluteClassPath(), settings.mainClass(), "sidecar", "--help"));
+        try {
+            Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+            String help = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            p.waitFor(30, TimeUnit.SECONDS);
+            return help.contains(flag);
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private void install(List<PeerDataPlane.Peer> peers) throws InterruptedException {
+        List<String> packages = peers.stream().map(PeerDataPlane.Peer::aptPackage).toList();
+        // Try without refreshing first (fast when the lists are current), then refresh and try again.
+        if (!apt(packages)) {
+            runLogged(List.of("apt-get", "update"));
+            apt(packages);
+        }
+    }
+
+    private boolean apt(List<String> packages) throws InterruptedException {
+        List<String> command = new ArrayList<>(List.of("apt-get", "install", "-y", "--no-install-recommends"));
+        command.addAll(packages);
+        return runLogged(command);
+    }
+
+    private boolean runLogged(List<String> command) throws InterruptedException {
+        log.println("# " + String.join(" ", command));
+        try {
+            ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+            builder.environment().put("DEBIAN_FRONTEND", "noninteractive");
+            Process p = builder.start();
+            p.getInputStream().transferTo(log);
+            return p.waitFor(15, TimeUnit.MINUTES) && p.exitValue() == 0;
+        } catch (IOException e) {
+            log.println(e);
+            return false;
+        }
+    }
+
+    private static boolean isRoot() {
+        return "root".equals(System.getProperty("user.name"));
+    }
+
+    private static String names(List<PeerDataPlane.Peer> peers) {
+        return String.join(", ", peers.stream().map(PeerDataPlane.Peer::label).toList());
+    }
+
+    static <T> List<T> rotate(List<T> list, int by) {
+        if (list.isEmpty()) {
+            return list;
+        }
+        int shift = by % list.size();
+        List<T> rotated = new ArrayList<>(list.subList(shift, list.size()));
+        rotated.addAll(list.subList(0, shift));
+        return rotated;
+    }
+
+    private String line(int round, BenchRow r) {
+        return String.format(Locale.ROOT,
+                "round %d/%d  %-4s %-10s %4d conns  qps %8.1f  p99 %8.2f ms  errors %d  proxy CPU %s µs/req  busy %.0f%%",
+                round, settings.rounds(), r.section(), r.plane(), r.connections(), r.qps(), r.p99Ms(), r.errors(),
+                Double.isNaN(r.proxyCpuUsPerReq()) ? "-" : String.format(Locale.ROOT, "%.1f", r.proxyCpuUsPerReq()),
+                r.machineBusyPct());
+    }
+
+    /** One progress line: where the run is, how long it has taken and about how long is left. */
+    private void progress(String what) {
+        String line = String.format(Locale.ROOT, "bench [%3d/%d %s%s] %s", done, total,
+                DurationConverter.format(Duration.ofSeconds(elapsed().toSeconds())), eta(), what);
+        log.println(line);
+        if (settings.out() != null) {
+            settings.out().println(line);
+        }
+    }
+
+    private String eta() {
+        if (done == 0 || done >= total) {
+            return "";
+        }
+        long left = elapsed().toSeconds() * (total - done) / done;
+        return ", ~" + (left >= 60 ? (left / 60) + "m" : left + "s") + " left";
+    }
+
+    private Duration elapsed() {
+        return Duration.ofNanos(System.nanoTime() - started);
+    }
+
+    private static String firstLine(String message) {
+        return message == null ? "" : message.lines().findFirst().orElse("");
+    }
+}

@@ -1,0 +1,350 @@
+package dev.weft.bench;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+
+/**
+ * Everything one {@code weft bench} run measured, and the files it writes:
+ *
+ * <ul>
+ *   <li>{@code rounds.csv}: every measured load, one row per round;</li>
+ *   <li>{@code mesh.csv}, {@code hop.csv}: the medians over the rounds;</li>
+ *   <li>{@code mesh-chart.svg}: QPS and p99 by connections, one line per data plane;</li>
+ *   <li>{@code summary.md}: the machine, the settings, every table (mesh, per hop, protocol, Collaborator modes,
+ *       JMH) and the issue's targets with the figure measured for each.</li>
+ * </ul>
+ */
+public final class BenchReport {
+    private final Bench.Settings settings;
+    private final String machine;
+    private final List<BenchRow> rows = new ArrayList<>();
+    private final List<String> notes = new ArrayList<>();
+    private List<JmhRunner.Result> jmh = List.of();
+    private double loadAverageAtStart = Double.NaN;
+    private double loadAverageAtEnd = Double.NaN;
+    private final ZonedDateTime started = ZonedDateTime.now();
+
+    BenchReport(Bench.Settings settings, String machine) {
+        this.settings = settings;
+        this.machine = machine;
+    }
+
+    void addAll(List<BenchRow> more) {
+        rows.addAll(more);
+    }
+
+    void note(String note) {
+        notes.add(note);
+    }
+
+    void jmh(List<JmhRunner.Result> results) {
+        this.jmh = List.copyOf(results);
+    }
+
+    void loadAverageAtStart(double v) {
+        loadAverageAtStart = v;
+    }
+
+    void loadAverageAtEnd(double v) {
+        loadAverageAtEnd = v;
+    }
+
+    public List<BenchRow> rows() {
+        return List.copyOf(rows);
+    }
+
+    public List<JmhRunner.Result> jmhResults() {
+        return jmh;
+    }
+
+    /** Medians over the rounds of one section, in plane order then connections; failed-only groups are left out. */
+    public List<BenchRow> medians(String section) {
+        Map<String, List<BenchRow>> groups = new LinkedHashMap<>();
+        for (String plane : Bench.ALL_PLANES) {
+            for (BenchRow r : rows) {
+                if (r.section().equals(section) && r.plane().equals(plane)) {
+                    groups.computeIfAbsent(plane + "/" + r.connections(), k -> new ArrayList<>()).add(r);
+                }
+            }
+        }
+        return groups.values().stream().map(BenchRow::median).filter(Objects::nonNull)
+                .sorted(java.util.Comparator.comparingInt((BenchRow r) -> Bench.ALL_PLANES.indexOf(r.plane()))
+                        .thenComparingInt(BenchRow::connections))
+                .toList();
+    }
+
+    /** Rows that failed, with their reason: shown in the summary so a missing line in a table is explained. */
+    List<BenchRow> failures() {
+        return rows.stream().filter(r -> !r.ok()).toList();
+    }
+
+    void write() throws IOException {
+        Path dir = settings.results();
+        writeCsv(dir.resolve("rounds.csv"), rows);
+        writeCsv(dir.resolve("mesh.csv"), medians("mesh"));
+        writeCsv(dir.resolve("hop.csv"), medians("hop"));
+        if (!medians("mesh").isEmpty()) {
+            Files.writeString(dir.resolve("mesh-chart.svg"), SvgChart.render(medians("mesh"),
+                    "Mesh experiment: medians of " + settings.rounds() + " round" + (settings.rounds() == 1 ? "" : "s")
+                            + ", " + DurationConverter.format(settings.duration()) + " each"), StandardCharsets.UTF_8);
+        }
+        if (!jmh.isEmpty()) {
+            StringBuilder csv = new StringBuilder("benchmark,params,ns_per_op,ns_error,bytes_per_op\n");
+            for (JmhRunner.Result r : jmh) {
+                csv.append(String.join(",", r.benchmark(), r.params().replace(',', ';'), BenchRow.num(r.nsPerOp()),
+                        BenchRow.num(r.nsError()), BenchRow.num(r.bytesPerOp()))).append('\n');
+            }
+            Files.writeString(dir.resolve("jmh.csv"), csv.toString(), StandardCharsets.UTF_8);
+        }
+        Files.writeString(dir.resolve("summary.md"), markdown(), StandardCharsets.UTF_8);
+    }
+
+    private static void writeCsv(Path file, List<BenchRow> rows) throws IOException {
+        StringBuilder out = new StringBuilder(String.join(",", BenchRow.CSV_HEADER)).append('\n');
+        for (BenchRow r : rows) {
+            out.append(r.csv().stream().map(BenchReport::csvCell).collect(Collectors.joining(","))).append('\n');
+        }
+        Files.writeString(file, out.toString(), StandardCharsets.UTF_8);
+    }
+
+    private static String csvCell(String cell) {
+        return cell.contains(",") || cell.contains("\"") || cell.contains("\n")
+                ? "\"" + cell.replace("\"", "\"\"").replace("\n", " ") + "\"" : cell;
+    }
+
+    /** The whole report as Markdown (also what docs/benchmarks.md quotes). */
+    public String markdown() {
+        StringBuilder md = new StringBuilder();
+        md.append("# Weft bench results\n\n");
+        md.append("- when: ").append(started.format(DateTimeFormatter.ISO_OFFSET_DATE_TIME)).append('\n');
+        md.append("- machine: ").append(machine).append('\n');
+        md.append(String.format(Locale.ROOT, "- load average (1 min): %.2f at start, %.2f at end%n",
+                loadAverageAtStart, loadAverageAtEnd));
+        md.append("- settings: ").append(settings.rounds()).append(" round(s); warm-up ")
+                .append(DurationConverter.format(settings.warmup())).append(", mesh ")
+                .append(DurationConverter.format(settings.duration())).append(" at ")
+                .append(settings.connections().stream().map(String::valueOf).collect(Collectors.joining("/")))
+                .append(" connections, per hop ").append(DurationConverter.format(settings.hopDuration()))
+                .append(" at ").append(settings.hopConnections()).append(" connections; load generator threads ")
+                .append(settings.loadThreads()).append('\n');
+        md.append("- Weft sidecar JVM: `").append(String.join(" ", Experiment.CHILD_JVM_FLAGS)).append(' ')
+                .append(String.join(" ", settings.sidecarJvm())).append("`\n");
+        md.append("- figures are medians over the rounds; requests and errors are totals over the rounds\n");
+        for (String note : notes) {
+            md.append("- note: ").append(note).append('\n');
+        }
+        md.append('\n');
+
+        List<BenchRow> mesh = medians("mesh");
+        if (!mesh.isEmpty()) {
+            md.append("## Mesh experiment\n\n");
+            md.append("load generator → consumer → consumer-side proxy → provider-side proxy → 3 providers "
+                    + "(50 ms, weights 1:2:3, ≤200 in flight each). Ceiling = connections / 50 ms.\n\n");
+            md.append(meshTable(mesh)).append('\n');
+            md.append("![QPS and p99 by connections](mesh-chart.svg)\n\n");
+            md.append(protocolTable(mesh));
+            md.append(collaboratorTable(mesh));
+        }
+        List<BenchRow> hop = medians("hop");
+        if (!hop.isEmpty()) {
+            md.append("## Per hop\n\n");
+            md.append("load generator → consumer-side proxy → provider-side proxy → backend (no delay), saturated with ")
+                    .append(settings.hopConnections()).append(" connections. Two proxies, as a Weft hop is always a "
+                            + "pair of sidecars: the per-hop figures are half the pair's; added latency is against "
+                            + "`direct` (generator → backend).\n\n");
+            md.append(hopTable(hop)).append('\n');
+        }
+        if (!jmh.isEmpty()) {
+            md.append("## Microbenchmarks (JMH, -prof gc)\n\n");
+            md.append(jmhTable()).append('\n');
+        }
+        md.append("## Targets (issue 5)\n\n").append(targets(mesh, hop)).append('\n');
+        if (!failures().isEmpty()) {
+            md.append("## Failed measurements\n\n| section | plane | round | connections | error |\n|---|---|---|---|---|\n");
+            for (BenchRow r : failures()) {
+                md.append(String.format(Locale.ROOT, "| %s | %s | %d | %d | %s |%n", r.section(), r.plane(), r.round(),
+                        r.connections(), r.error().replace("|", "/")));
+            }
+            md.append('\n');
+        }
+        md.append("## Data planes\n\n| plane | what ran |\n|---|---|\n");
+        for (String plane : Bench.ALL_PLANES) {
+            if (rows.stream().anyMatch(r -> r.plane().equals(plane))) {
+                md.append("| ").append(plane).append(" | ")
+                        .append(Bench.dataPlane(plane, settings.sidecarJvm()).description().replace("|", "/"))
+                        .append(" |\n");
+            }
+        }
+        return md.toString();
+    }
+
+    static String meshTable(List<BenchRow> mesh) {
+        StringBuilder t = new StringBuilder("| plane | conns | QPS | ratio | p50 ms | p90 ms | p99 ms | max ms | errors "
+                + "| proxy CPU µs/req | RSS consumer-side MiB | RSS provider-side MiB | link B/req | ready ms "
+                + "| off weights pp | machine busy % | load avg | generator CPU µs/req |\n");
+        t.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        for (BenchRow r : mesh) {
+            t.append(String.format(Locale.ROOT, "| %s | %d | %s | %s | %s | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
+                    r.plane(), r.connections(), f(r.qps(), 0), f(r.ceilingRatio(), 2), f(r.p50Ms(), 1), f(r.p90Ms(), 1),
+                    f(r.p99Ms(), 1), f(r.maxMs(), 1), r.errors(), f(r.proxyCpuUsPerReq(), 1), f(r.rssConsumerMiB(), 0),
+                    f(r.rssProviderMiB(), 0), f(r.linkBytesPerReq(), 0), f(r.readyMs(), 0), f(r.weightOffPct(), 1),
+                    f(r.machineBusyPct(), 0), f(r.loadAverage(), 1), f(r.generatorCpuUsPerReq(), 1)));
+        }
+        return t.toString();
+    }
+
+    static String protocolTable(List<BenchRow> mesh) {
+        return comparison(mesh, "weft", "weft-http1", "### Protocol on the sidecar link: WMP vs HTTP/1.1\n\n"
+                        + "Bytes per request counted at the socket (kernel tcp_info of the provider-side sidecars' "
+                        + "inbound connections, both directions).\n\n",
+                "| conns | WMP B/req | HTTP/1.1 B/req | WMP saves | WMP QPS | HTTP/1.1 QPS | WMP p99 ms | HTTP/1.1 p99 ms "
+                        + "| WMP CPU µs/req | HTTP/1.1 CPU µs/req |",
+                (w, h) -> List.of(f(w.linkBytesPerReq(), 0), f(h.linkBytesPerReq(), 0),
+                        pct(1 - w.linkBytesPerReq() / h.linkBytesPerReq()), f(w.qps(), 0), f(h.qps(), 0),
+                        f(w.p99Ms(), 1), f(h.p99Ms(), 1), f(w.proxyCpuUsPerReq(), 1), f(h.proxyCpuUsPerReq(), 1)));
+    }
+
+    static String collaboratorTable(List<BenchRow> mesh) {
+        return comparison(mesh, "weft", "weft-vt", "### Collaborator modes: event-loop vs virtual-thread\n\n",
+                "| conns | event-loop QPS | virtual-thread QPS | event-loop p99 ms | virtual-thread p99 ms "
+                        + "| event-loop CPU µs/req | virtual-thread CPU µs/req | event-loop RSS MiB "
+                        + "| virtual-thread RSS MiB |",
+                (l, v) -> List.of(f(l.qps(), 0), f(v.qps(), 0), f(l.p99Ms(), 1), f(v.p99Ms(), 1),
+                        f(l.proxyCpuUsPerReq(), 1), f(v.proxyCpuUsPerReq(), 1), f(l.rssMaxMiB(), 0),
+                        f(v.rssMaxMiB(), 0)));
+    }
+
+    /** A table of two data planes side by side, one line per connection count both were measured at. */
+    private static String comparison(List<BenchRow> mesh, String a, String b, String intro, String header,
+                                     java.util.function.BiFunction<BenchRow, BenchRow, List<String>> cells) {
+        Map<Integer, BenchRow> left = byConnections(mesh, a);
+        Map<Integer, BenchRow> right = byConnections(mesh, b);
+        if (left.isEmpty() || right.isEmpty()) {
+            return "";
+        }
+        int columns = header.split("\\|", -1).length - 2;
+        StringBuilder t = new StringBuilder(intro).append(header).append('\n')
+                .append("|---:".repeat(columns)).append("|\n");
+        for (Map.Entry<Integer, BenchRow> e : left.entrySet()) {
+            BenchRow other = right.get(e.getKey());
+            if (other != null) {
+                t.append("| ").append(e.getKey()).append(" | ")
+                        .append(String.join(" | ", cells.apply(e.getValue(), other))).append(" |\n");
+            }
+        }
+        return t.append('\n').toString();
+    }
+
+    static String hopTable(List<BenchRow> hop) {
+        BenchRow direct = hop.stream().filter(r -> r.plane().equals(DirectDataPlane.NAME)).findFirst().orElse(null);
+        StringBuilder t = new StringBuilder("| plane | QPS | CPU µs/req per hop | p50 ms | p99 ms | added p50 ms per hop "
+                + "| added p99 ms per hop | RSS MiB (largest proxy) | errors | machine busy % | generator CPU µs/req |\n");
+        t.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        for (BenchRow r : hop) {
+            boolean proxied = !r.plane().equals(DirectDataPlane.NAME);
+            t.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %d | %s | %s |%n", r.plane(),
+                    f(r.qps(), 0), f(r.proxyCpuUsPerReq() / 2, 1), f(r.p50Ms(), 2), f(r.p99Ms(), 2),
+                    proxied && direct != null ? f((r.p50Ms() - direct.p50Ms()) / 2, 3) : "",
+                    proxied && direct != null ? f((r.p99Ms() - direct.p99Ms()) / 2, 3) : "",
+                    f(r.rssMaxMiB(), 0), r.errors(), f(r.machineBusyPct(), 0), f(r.generatorCpuUsPerReq(), 1)));
+        }
+        return t.toString();
+    }
+
+    private String jmhTable() {
+        StringBuilder t = new StringBuilder("| benchmark | params | ns/op | ± | B/op |\n|---|---|---:|---:|---:|\n");
+        for (JmhRunner.Result r : jmh) {
+            t.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s |%n", r.benchmark(), r.params(),
+                    f(r.nsPerOp(), 1), f(r.nsError(), 1), f(r.bytesPerOp(), 1)));
+        }
+        return t.toString();
+    }
+
+    /** The issue's targets, each with the figures measured in this run and whether it is met. */
+    String targets(List<BenchRow> mesh, List<BenchRow> hop) {
+        StringBuilder t = new StringBuilder("| target | measured | met |\n|---|---|---|\n");
+        int top = settings.connections().stream().mapToInt(Integer::intValue).max().orElse(512);
+        Function<String, BenchRow> at = plane -> byConnections(mesh, plane).get(top);
+        BenchRow weft = at.apply("weft");
+        BenchRow nginx = at.apply("nginx");
+        BenchRow haproxy = at.apply("haproxy");
+        if (weft != null && (nginx != null || haproxy != null)) {
+            double best = Math.max(nginx == null ? 0 : nginx.qps(), haproxy == null ? 0 : haproxy.qps());
+            t.append(row("mesh " + top + ": Weft QPS ≥ best of nginx, HAProxy",
+                    String.format(Locale.ROOT, "Weft %.0f; nginx %s; HAProxy %s", weft.qps(),
+                            nginx == null ? "n/a" : f(nginx.qps(), 0), haproxy == null ? "n/a" : f(haproxy.qps(), 0)),
+                    weft.qps() >= best));
+        }
+        if (weft != null && haproxy != null) {
+            t.append(row("mesh " + top + ": Weft proxy CPU µs/req ≤ HAProxy's", f(weft.proxyCpuUsPerReq(), 1) + " vs "
+                    + f(haproxy.proxyCpuUsPerReq(), 1), weft.proxyCpuUsPerReq() <= haproxy.proxyCpuUsPerReq()));
+            t.append(row("mesh " + top + ": Weft p99 ≤ HAProxy's", f(weft.p99Ms(), 1) + " ms vs "
+                    + f(haproxy.p99Ms(), 1) + " ms", weft.p99Ms() <= haproxy.p99Ms()));
+        }
+        BenchRow weftHop = hop.stream().filter(r -> r.plane().equals("weft")).findFirst().orElse(null);
+        BenchRow haproxyHop = hop.stream().filter(r -> r.plane().equals("haproxy")).findFirst().orElse(null);
+        BenchRow directHop = hop.stream().filter(r -> r.plane().equals("direct")).findFirst().orElse(null);
+        if (weftHop != null) {
+            double perHop = weftHop.proxyCpuUsPerReq() / 2;
+            t.append(row("per hop: CPU ≤ 25 µs/request", f(perHop, 1) + " µs", perHop <= 25));
+            if (haproxyHop != null && directHop != null) {
+                double w = (weftHop.p50Ms() - directHop.p50Ms()) / 2;
+                double h = (haproxyHop.p50Ms() - directHop.p50Ms()) / 2;
+                t.append(row("per hop: added p50 ≤ HAProxy's", f(w, 3) + " ms vs " + f(h, 3) + " ms", w <= h));
+            }
+        }
+        if (weft != null) {
+            t.append(row("peak RSS per sidecar ≤ 64 MiB at " + top + " connections", "consumer side "
+                    + f(weft.rssConsumerMiB(), 0) + " MiB, largest provider side " + f(weft.rssProviderMiB(), 0)
+                    + " MiB", weft.rssMaxMiB() <= 64));
+            BenchRow first = mesh.stream().filter(r -> r.plane().equals("weft")).findFirst().orElse(weft);
+            t.append(row("sidecar ready < 300 ms after start", "slowest sidecar " + f(first.readyMs(), 0) + " ms",
+                    first.readyMs() < 300));
+        }
+        BenchRow http1 = at.apply("weft-http1");
+        if (weft != null && http1 != null) {
+            double saved = 1 - weft.linkBytesPerReq() / http1.linkBytesPerReq();
+            t.append(row("WMP ≥ 40% fewer bytes/request than HTTP/1.1 on the link", f(weft.linkBytesPerReq(), 0)
+                    + " vs " + f(http1.linkBytesPerReq(), 0) + " B (" + pct(saved) + " fewer)", saved >= 0.40));
+            t.append(row("WMP QPS > HTTP/1.1 QPS at " + top, f(weft.qps(), 0) + " vs " + f(http1.qps(), 0),
+                    weft.qps() > http1.qps()));
+        }
+        JmhRunner.Result hot = jmh.stream().filter(r -> r.benchmark().endsWith("HotPathBenchmark.perHop")).findFirst()
+                .orElse(null);
+        if (hot != null) {
+            t.append(row("hot path < 1 KiB allocated per request per hop", f(hot.bytesPerOp(), 0) + " B",
+                    hot.bytesPerOp() < 1024));
+        }
+        return t.toString();
+    }
+
+    private static String row(String target, String measured, boolean met) {
+        return "| " + target + " | " + measured + " | " + (met ? "yes" : "**no**") + " |\n";
+    }
+
+    private static Map<Integer, BenchRow> byConnections(List<BenchRow> rows, String plane) {
+        Map<Integer, BenchRow> map = new LinkedHashMap<>();
+        rows.stream().filter(r -> r.plane().equals(plane)).forEach(r -> map.put(r.connections(), r));
+        return map;
+    }
+
+    static String f(double v, int decimals) {
+        return Double.isNaN(v) || Double.isInfinite(v) ? "" : String.format(Locale.ROOT, "%." + decimals + "f", v);
+    }
+
+    private static String pct(double share) {
+        return Double.isNaN(share) || Double.isInfinite(share) ? "" : String.format(Locale.ROOT, "%.0f%%", share * 100);
+    }
+}

@@ -1,0 +1,133 @@
+package dev.weft.bench;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * The figures of one measured load (one section, data plane, round and connection count), as numbers ready for
+ * tables. NaN means "does not apply or unknown" (e.g. proxy CPU for {@code direct}); {@code error} is set instead
+ * of the figures when the topology could not be started or measured.
+ *
+ * @param section           mesh or hop
+ * @param requests          answers and failures in the measured window
+ * @param errors            failed requests (wrong status or body, connection, timeout)
+ * @param proxyCpuUsPerReq  CPU of all the proxies' processes over the window, per request
+ * @param rssConsumerMiB    peak RSS of the consumer-side proxy
+ * @param rssProviderMiB    peak RSS of the largest provider-side proxy
+ * @param linkBytesPerReq   bytes on the link between the two proxy roles (both directions) per request
+ * @param machineBusyPct    busy share of all cores, whole machine
+ * @param loadAverage       1-minute load average as the window began
+ * @param generatorCpuUsPerReq the load generator's (the bench's own process) CPU per request
+ * @param generatorCores    the same in cores
+ * @param readyMs           slowest proxy's time from process start to ready
+ * @param weightOffPct      how far the providers' shares of the requests were from their weights' shares: the
+ *                          largest difference, in percentage points (NaN with a single provider)
+ */
+record BenchRow(String section, String plane, int round, int connections, double qps, double ceilingRatio,
+                double p50Ms, double p90Ms, double p99Ms, double maxMs, long requests, long errors,
+                double proxyCpuUsPerReq, double rssConsumerMiB, double rssProviderMiB, double linkBytesPerReq,
+                double machineBusyPct, double loadAverage, double generatorCpuUsPerReq, double generatorCores,
+                double readyMs, double weightOffPct, String error) {
+
+    static final double MIB = 1024.0 * 1024.0;
+
+    static BenchRow of(String section, String plane, int round, ExperimentResult result) {
+        LoadResult load = result.load();
+        ExperimentResult.Figures f = result.figures();
+        long requests = load.requests();
+        boolean proxied = !f.proxies().isEmpty();
+        double cpu = proxied && requests > 0 ? f.proxyCpu().toNanos() / 1_000.0 / requests : Double.NaN;
+        double rssConsumer = f.proxies().stream().filter(ExperimentResult.ProxyFigure::consumerSide)
+                .mapToDouble(p -> p.peakRssBytes() / MIB).max().orElse(Double.NaN);
+        double rssProvider = f.proxies().stream().filter(p -> !p.consumerSide())
+                .mapToDouble(p -> p.peakRssBytes() / MIB).max().orElse(Double.NaN);
+        double link = f.linkKnown() && requests > 0
+                ? (double) (f.linkBytesRequests() + f.linkBytesAnswers()) / requests : Double.NaN;
+        double ready = f.proxies().stream().mapToDouble(p -> p.ready().toNanos() / 1e6).max().orElse(Double.NaN);
+        double weightOff = result.providers().size() < 2 ? Double.NaN : result.providers().stream()
+                .mapToDouble(p -> Math.abs(p.share() - p.weightShare()) * 100).max().orElse(Double.NaN);
+        return new BenchRow(section, plane, round, load.connections(), load.qps(), load.ceilingRatio(),
+                load.latency().p50Ms(), load.latency().p90Ms(), load.latency().p99Ms(), load.latency().maxMs(),
+                requests, load.errors().total(), cpu, rssConsumer, rssProvider, link, f.machineBusy() * 100,
+                f.loadAverage(), load.cpuMicrosPerRequest(), load.cpuCores(), ready, weightOff, null);
+    }
+
+    static BenchRow failed(String section, String plane, int round, int connections, String error) {
+        double n = Double.NaN;
+        return new BenchRow(section, plane, round, connections, n, n, n, n, n, n, 0, 0, n, n, n, n, n,
+                ProcStats.loadAverage(), n, n, n, n, error);
+    }
+
+    boolean ok() {
+        return error == null;
+    }
+
+    /**
+     * The median of each figure over the rounds that succeeded (each figure on its own, as benchmark tables do);
+     * requests and errors are summed over all rounds. Null when no round succeeded.
+     */
+    static BenchRow median(List<BenchRow> rounds) {
+        List<BenchRow> ok = rounds.stream().filter(BenchRow::ok).toList();
+        if (ok.isEmpty()) {
+            return null;
+        }
+        BenchRow first = ok.getFirst();
+        return new BenchRow(first.section, first.plane, ok.size(), first.connections, med(ok, BenchRow::qps),
+                med(ok, BenchRow::ceilingRatio), med(ok, BenchRow::p50Ms), med(ok, BenchRow::p90Ms),
+                med(ok, BenchRow::p99Ms), med(ok, BenchRow::maxMs),
+                ok.stream().mapToLong(BenchRow::requests).sum(), ok.stream().mapToLong(BenchRow::errors).sum(),
+                med(ok, BenchRow::proxyCpuUsPerReq), med(ok, BenchRow::rssConsumerMiB),
+                med(ok, BenchRow::rssProviderMiB), med(ok, BenchRow::linkBytesPerReq),
+                med(ok, BenchRow::machineBusyPct), med(ok, BenchRow::loadAverage),
+                med(ok, BenchRow::generatorCpuUsPerReq), med(ok, BenchRow::generatorCores), med(ok, BenchRow::readyMs),
+                med(ok, BenchRow::weightOffPct), null);
+    }
+
+    /** Median of the known values; NaN when none is known. */
+    static double med(List<BenchRow> rows, ToDoubleFunction<BenchRow> figure) {
+        double[] values = rows.stream().mapToDouble(figure).filter(v -> !Double.isNaN(v)).sorted().toArray();
+        if (values.length == 0) {
+            return Double.NaN;
+        }
+        int mid = values.length / 2;
+        return values.length % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+    }
+
+    /** The larger of the two proxy roles' peak RSS: "peak RSS per sidecar" in the targets. */
+    double rssMaxMiB() {
+        return Arrays.stream(new double[] {rssConsumerMiB, rssProviderMiB}).filter(v -> !Double.isNaN(v)).max()
+                .orElse(Double.NaN);
+    }
+
+    static final List<String> CSV_HEADER = List.of("section", "plane", "round", "connections", "qps", "ceiling_ratio",
+            "p50_ms", "p90_ms", "p99_ms", "max_ms", "requests", "errors", "proxy_cpu_us_per_req",
+            "rss_consumer_side_mib", "rss_provider_side_max_mib", "link_bytes_per_req", "machine_busy_pct",
+            "load_avg_1m", "generator_cpu_us_per_req", "generator_cores", "ready_ms", "weight_off_pct", "error");
+
+    List<String> csv() {
+        List<String> cells = new ArrayList<>(List.of(section, plane, Integer.toString(round),
+                Integer.toString(connections)));
+        for (double v : new double[] {qps, ceilingRatio, p50Ms, p90Ms, p99Ms, maxMs}) {
+            cells.add(num(v));
+        }
+        cells.add(Long.toString(requests));
+        cells.add(Long.toString(errors));
+        for (double v : new double[] {proxyCpuUsPerReq, rssConsumerMiB, rssProviderMiB, linkBytesPerReq,
+                machineBusyPct, loadAverage, generatorCpuUsPerReq, generatorCores, readyMs, weightOffPct}) {
+            cells.add(num(v));
+        }
+        cells.add(error == null ? "" : error);
+        return cells;
+    }
+
+    /** Plain decimal with up to 3 places; empty for NaN (unknown or not applicable). */
+    static String num(double v) {
+        if (Double.isNaN(v)) {
+            return "";
+        }
+        return new java.math.BigDecimal(v).setScale(3, java.math.RoundingMode.HALF_UP).stripTrailingZeros()
+                .toPlainString();
+    }
+}

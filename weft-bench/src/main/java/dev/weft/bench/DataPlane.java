@@ -1,0 +1,106 @@
+package dev.weft.bench;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What carries the experiment's traffic between the consumer and the providers: something that knows how to start
+ * the two proxy roles of a sidecar mesh.
+ *
+ * <ul>
+ *   <li>the <b>provider-side</b> proxy fronts one provider (one per provider, like a sidecar) and never lets more than
+ *       the provider's capacity reach it;</li>
+ *   <li>the <b>consumer-side</b> proxy listens where the consumer's provider URL points and spreads the requests
+ *       over the provider-side proxies by weight, within each one's capacity.</li>
+ * </ul>
+ *
+ * {@link Experiment} starts the apps and asks the data plane for its proxies, so the same topology runs with Weft,
+ * with nginx, HAProxy or Caddy in both roles ({@link PeerDataPlane}), or with no proxy at all
+ * ({@link DirectDataPlane}).
+ */
+public interface DataPlane {
+
+    /** Short name used in tables and file names: weft, weft-vt, nginx, direct... */
+    String name();
+
+    /** One line for the report: version and the settings that matter (weights, limits, pools). */
+    String description();
+
+    /** False only for {@code direct}: the consumer then calls the provider itself. */
+    default boolean proxied() {
+        return true;
+    }
+
+    /** Whether the proxies find each other through the registry (Weft) rather than a static list (the peers). */
+    default boolean usesRegistry() {
+        return false;
+    }
+
+    /**
+     * Starts the proxy in front of one provider and waits until it accepts traffic.
+     *
+     * @param provider the provider app: its name, port, weight, and the capacity the proxy must enforce
+     *                 (0 = unlimited)
+     * @return the proxy; {@link Proxy#port()} is where the consumer side sends this provider's share
+     */
+    Proxy startProviderSide(Context ctx, Upstream provider) throws ExperimentException, InterruptedException;
+
+    /**
+     * Starts the consumer's proxy on {@code listenPort} and waits until it accepts traffic.
+     *
+     * @param appPort   the consumer app's port (a sidecar checks its app), or the backend's when there is no
+     *                  consumer app (the per-hop measurement)
+     * @param upstreams the provider-side proxies, each with its provider's weight and capacity
+     */
+    Proxy startConsumerSide(Context ctx, int listenPort, int appPort, List<Upstream> upstreams)
+            throws ExperimentException, InterruptedException;
+
+    /**
+     * @param capacity most requests in flight at this upstream; 0 for no limit
+     */
+    record Upstream(String name, int port, int weight, int capacity) {}
+
+    /**
+     * A started proxy.
+     *
+     * @param pid   its process (with any children it forks: nginx's workers), measured for CPU and memory
+     * @param port  where it accepts the traffic of its role
+     * @param ready from starting the process to the first moment it was ready (accepted a connection, or its
+     *              readiness endpoint answered 200)
+     */
+    record Proxy(String name, long pid, int port, Duration ready) {}
+
+    /** What {@link Experiment} lends a data plane to start its processes. */
+    interface Context {
+        Path runDir();
+
+        /** A free loopback port (see {@link FreePorts}). */
+        int pickPort();
+
+        /** The registry URL the Weft sidecars use. */
+        String registry();
+
+        Duration startTimeout();
+
+        /**
+         * Starts {@code ./weft ARGS} as a child JVM with the experiment's class path. Its output goes to
+         * {@code NAME.log} in the run directory.
+         *
+         * @param jvmOptions options after the flags every Weft JVM needs; empty for the experiment's default heap
+         * @param ports      ports in {@code args} it will bind, named in the error if it cannot
+         */
+        ChildProcess launchWeft(String name, List<String> jvmOptions, List<Integer> ports, List<String> args)
+                throws ExperimentException;
+
+        /** Starts any other program, in the foreground, with {@code NAME.log} for its output. */
+        ChildProcess launch(String name, List<String> command, Map<String, String> environment, List<Integer> ports)
+                throws ExperimentException;
+
+        HttpProbe http();
+
+        /** A progress line. */
+        void say(String line);
+    }
+}

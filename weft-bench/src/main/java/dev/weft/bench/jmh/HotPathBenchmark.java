@@ -1,0 +1,144 @@
+package dev.weft.bench.jmh;
+
+import dev.weft.bench.FreePorts;
+import dev.weft.control.ControlPlane;
+import dev.weft.dataplane.SidecarCommand;
+import dev.weft.examples.HostPort;
+import dev.weft.examples.ProviderServer;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import picocli.CommandLine;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One request through the real sidecars, everything in this JVM so that {@code -prof gc} sees every thread's
+ * allocations: a client on one keep-alive connection, the consumer-side sidecar, the provider-side sidecar (WMP
+ * between them), and a backend that answers at once (the example provider without delay).
+ *
+ * <p>{@code direct} sends the same request straight to the backend. The sidecars' share is {@code mesh - direct}
+ * (client and backend cancel out), and since a request crosses two sidecars, the per-hop figures the bench reports
+ * are half of that. ns/op is the round trip of one request at a time (latency, not throughput).
+ *
+ * <p>The sidecars are started through their command line ({@code weft sidecar ...}) on a thread each, exactly as
+ * {@code ./weft sidecar} runs them, and drain when the JVM exits.
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow",
+        "-Dio.netty.noUnsafe=false", "-XX:+UseSerialGC", "-Xmx256m"})
+public class HotPathBenchmark {
+    private static final Duration READY_TIMEOUT = Duration.ofSeconds(30);
+
+    private final FreePorts ports = new FreePorts();
+    private final List<Thread> sidecars = new ArrayList<>();
+    private ControlPlane control;
+    private ProviderServer backend;
+    private RawHttpClient direct;
+    private RawHttpClient mesh;
+
+    @Setup(Level.Trial)
+    public void start() throws Exception {
+        backend = ProviderServer.start(new ProviderServer.Settings(new HostPort("127.0.0.1", 0), "backend", 1_000_000,
+                Duration.ZERO, 1));
+        String app = HostPort.of(backend.address()).toString();
+        Path data = Files.createTempDirectory("weft-jmh-control");
+        control = new ControlPlane();
+        InetSocketAddress registry = control.start(new InetSocketAddress("127.0.0.1", 0), data);
+        String registryUrl = "weft://127.0.0.1:" + registry.getPort();
+
+        int providerAdmin = ports.pick();
+        startSidecar(providerAdmin, "--service", "provider", "--app", app, "--registry", registryUrl,
+                "--capacity", "0", "--id", "provider-backend", "--inbound", "127.0.0.1:" + ports.pick());
+        int upstream = ports.pick();
+        int consumerAdmin = ports.pick();
+        startSidecar(consumerAdmin, "--service", "consumer", "--app", app, "--registry", registryUrl,
+                "--upstream", "provider=127.0.0.1:" + upstream, "--inbound", "127.0.0.1:" + ports.pick());
+
+        direct = new RawHttpClient(backend.address().getPort());
+        mesh = new RawHttpClient(upstream);
+        // The consumer side learns of the provider from the registry: wait for the first answer through the mesh.
+        long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
+        while (true) {
+            try {
+                mesh.call();
+                break;
+            } catch (IOException notYet) {
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException("no answer through the mesh within " + READY_TIMEOUT, notYet);
+                }
+                mesh.close();
+                mesh = new RawHttpClient(upstream);
+                Thread.sleep(50);
+            }
+        }
+    }
+
+    private void startSidecar(int admin, String... args) throws Exception {
+        List<String> all = new ArrayList<>(List.of(args));
+        all.addAll(List.of("--admin", "127.0.0.1:" + admin));
+        Thread t = Thread.ofPlatform().daemon().name("sidecar-" + args[1]).start(() ->
+                new CommandLine(new SidecarCommand()).execute(all.toArray(String[]::new)));
+        sidecars.add(t);
+        awaitReady(URI.create("http://127.0.0.1:" + admin + "/ready"));
+    }
+
+    private static void awaitReady(URI ready) throws Exception {
+        long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
+        try (HttpClient client = HttpClient.newHttpClient()) {
+            while (true) {
+                try {
+                    if (client.send(HttpRequest.newBuilder(ready).timeout(Duration.ofSeconds(2)).build(),
+                            HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
+                        return;
+                    }
+                } catch (IOException notYet) {
+                    // not listening yet
+                }
+                if (System.nanoTime() > deadline) {
+                    throw new IllegalStateException(ready + " did not answer 200 within " + READY_TIMEOUT);
+                }
+                Thread.sleep(20);
+            }
+        }
+    }
+
+    @TearDown(Level.Trial)
+    public void stop() throws IOException {
+        direct.close();
+        mesh.close();
+        backend.close();
+        control.close();
+        // The sidecars drain from their shutdown hooks when this JVM exits.
+    }
+
+    @Benchmark
+    public int direct() throws IOException {
+        return direct.call();
+    }
+
+    @Benchmark
+    public int mesh() throws IOException {
+        return mesh.call();
+    }
+}

@@ -1,0 +1,70 @@
+package dev.weft.bench;
+
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A tiny real bench run: the mesh and per-hop shapes with {@code direct} and nginx (real nginx, stand-in control
+ * plane and sidecar from {@link FakeMeshCli}, which none of these planes needs). Checks that the files and columns
+ * are there and that the figures agree with each other; never how large they are.
+ */
+class BenchTest {
+    @TempDir
+    Path results;
+
+    @Test
+    void writesEveryFileWithFiguresThatAgreeWithEachOther() throws Exception {
+        Assumptions.assumeTrue(PeerDataPlane.onPath("nginx"), "nginx is not installed (apt-get install -y nginx)");
+        Bench.Settings settings = new Bench.Settings(Set.of("mesh", "hop"), List.of("direct", "nginx"), List.of(8), 1,
+                Duration.ofMillis(300), Duration.ofSeconds(2), 4, Duration.ofSeconds(2), List.of(), 1, results, false,
+                false, true, FakeMeshCli.class.getName(), System.err);
+
+        BenchReport report = Bench.run(settings);
+
+        assertThat(report.failures()).isEmpty();
+        for (String file : List.of("summary.md", "rounds.csv", "mesh.csv", "hop.csv", "mesh-chart.svg", "bench.log")) {
+            assertThat(results.resolve(file)).exists();
+        }
+        List<String> mesh = Files.readAllLines(results.resolve("mesh.csv"));
+        assertThat(mesh.getFirst()).isEqualTo(String.join(",", BenchRow.CSV_HEADER));
+        assertThat(mesh).hasSize(3);
+        assertThat(Files.readString(results.resolve("mesh-chart.svg"))).contains(">direct<", ">nginx<");
+
+        List<BenchRow> rows = report.rows();
+        assertThat(rows).hasSize(4).allSatisfy(r -> {
+            assertThat(r.errors()).isZero();
+            assertThat(r.requests()).isPositive();
+            assertThat(r.qps()).isPositive();
+            assertThat(r.p50Ms()).isLessThanOrEqualTo(r.p99Ms());
+            assertThat(r.p99Ms()).isLessThanOrEqualTo(r.maxMs());
+            assertThat(r.machineBusyPct()).isBetween(0.0, 100.0);
+            assertThat(r.generatorCpuUsPerReq()).isPositive();
+        });
+        for (BenchRow r : rows) {
+            boolean proxied = r.plane().equals("nginx");
+            // Only proxies have CPU, memory, readiness and a link between two proxy roles to count.
+            assertThat(Double.isNaN(r.proxyCpuUsPerReq())).isEqualTo(!proxied);
+            assertThat(Double.isNaN(r.rssConsumerMiB())).isEqualTo(!proxied);
+            assertThat(Double.isNaN(r.linkBytesPerReq())).isEqualTo(!proxied);
+            assertThat(Double.isNaN(r.readyMs())).isEqualTo(!proxied);
+            if (proxied) {
+                assertThat(r.proxyCpuUsPerReq()).isPositive();
+                // The link carries at least each request's and answer's bytes.
+                assertThat(r.linkBytesPerReq()).isGreaterThan(LoadConnection.MIN_DATA);
+            }
+        }
+        assertThat(Files.readString(results.resolve("summary.md"))).contains("## Mesh experiment", "## Per hop",
+                "## Targets (issue 5)", "| nginx |");
+        // Logs of clean runs are not kept unless asked.
+        assertThat(results.resolve("logs")).isEmptyDirectory();
+    }
+}
