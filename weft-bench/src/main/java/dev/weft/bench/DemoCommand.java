@@ -35,7 +35,7 @@ public final class DemoCommand implements Callable<Integer> {
     @Option(names = "--run-dir", paramLabel = "DIR", description = "Write the logs here (default: a new temporary directory).")
     Path runDir;
 
-    @Option(names = "--start-timeout", defaultValue = "20s", converter = DurationConverter.class, paramLabel = "TIME",
+    @Option(names = "--start-timeout", defaultValue = "60s", converter = DurationConverter.class, paramLabel = "TIME",
             description = "How long each process may take to become ready (default: ${DEFAULT-VALUE}).")
     Duration startTimeout;
 

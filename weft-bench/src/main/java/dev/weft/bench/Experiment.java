@@ -126,7 +126,7 @@ public final class Experiment implements AutoCloseable {
         /** The paper's setting: 512 connections, 30 s after a 5 s warm-up, providers of 200 x 50 ms. */
         public static Settings defaults() {
             return new Settings(512, Duration.ofSeconds(30), Duration.ofSeconds(5), Duration.ofSeconds(5),
-                    Runtime.getRuntime().availableProcessors(), null, false, null, Duration.ofSeconds(20),
+                    Runtime.getRuntime().availableProcessors(), null, false, null, Duration.ofSeconds(60),
                     Duration.ofMillis(50), 200, "256m", WEFT_CLI_MAIN, System.err, WeftDataPlane.defaults(),
                     Shape.MESH);
         }
