@@ -35,6 +35,9 @@ public final class Bench {
      * @param connections      load levels of the mesh experiment
      * @param rounds           times each measurement is repeated (medians are reported)
      * @param warmup           unrecorded load before each measured load
+     * @param firstWarmup      extra unrecorded load right after a topology starts, before its first measured load:
+     *                         fresh JVMs compile their hot code in their first tens of seconds, and that CPU would
+     *                         otherwise be charged to the first load level
      * @param duration         each mesh measurement
      * @param hopConnections   connections of the saturated per-hop load
      * @param hopDuration      each per-hop measurement
@@ -48,7 +51,8 @@ public final class Bench {
      * @param out              progress lines; null for silence
      */
     public record Settings(Set<String> sections, List<String> planes, List<Integer> connections, int rounds,
-                           Duration warmup, Duration duration, int hopConnections, Duration hopDuration,
+                           Duration warmup, Duration firstWarmup, Duration duration, int hopConnections,
+                           Duration hopDuration,
                            List<String> sidecarJvm, int loadThreads, Path results, boolean keepLogs,
                            boolean installPeers, boolean jmhQuick, String mainClass, PrintStream out) {
         public Settings {
@@ -166,11 +170,14 @@ public final class Bench {
             return rows;
         }
         try (running) {
+            boolean first = true;
             for (int c : loads) {
                 done++;
                 try {
                     Duration duration = section.equals("hop") ? settings.hopDuration() : settings.duration();
-                    ExperimentResult result = running.measure(c, settings.warmup(), duration);
+                    Duration warmup = first ? settings.warmup().plus(settings.firstWarmup()) : settings.warmup();
+                    first = false;
+                    ExperimentResult result = running.measure(c, warmup, duration);
                     BenchRow row = BenchRow.of(section, plane, round, result);
                     rows.add(row);
                     progress(line(round, row));

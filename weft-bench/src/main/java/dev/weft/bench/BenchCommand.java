@@ -18,7 +18,7 @@ import java.util.concurrent.Callable;
         description = {"Run the paper's mesh experiment with Weft, nginx, HAProxy, Caddy (as both sidecars) and direct",
                 "side by side, the per-hop cost of each proxy, and the JMH microbenchmarks. Writes summary.md, CSV files",
                 "and mesh-chart.svg into a results folder. Missing peers are installed with apt-get when run as root.",
-                "The defaults (3 rounds, 5 s warm-up, 10 s per load) take about 25 minutes; --quick about 6."})
+                "The defaults (3 rounds, 5 s warm-up, 10 s per load) take about 35 minutes; --quick about 8."})
 public final class BenchCommand implements Callable<Integer> {
     static final String DEFAULT_SIDECAR_JVM = "-Xms32m -Xmx64m -Xss512k -XX:TieredStopAtLevel=4 -Xshare:auto";
 
@@ -44,6 +44,10 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--warmup", converter = DurationConverter.class, paramLabel = "TIME",
             description = "Unrecorded load before each measured load (default: 5s; --quick: 2s).")
     Duration warmup;
+
+    @Option(names = "--first-warmup", converter = DurationConverter.class, paramLabel = "TIME",
+            description = "Extra warm-up before a topology's first load, while fresh JVMs compile (default: 15s; --quick: 5s).")
+    Duration firstWarmup;
 
     @Option(names = "--duration", converter = DurationConverter.class, paramLabel = "TIME",
             description = "Each measured mesh load (default: 10s; --quick: 5s).")
@@ -100,6 +104,7 @@ public final class BenchCommand implements Callable<Integer> {
         return new Bench.Settings(new LinkedHashSet<>(sections), planes, connections,
                 rounds != null ? rounds : quick ? 1 : 3,
                 warmup != null ? warmup : Duration.ofSeconds(quick ? 2 : 5),
+                firstWarmup != null ? firstWarmup : Duration.ofSeconds(quick ? 5 : 15),
                 duration != null ? duration : Duration.ofSeconds(quick ? 5 : 10),
                 hopConnections,
                 hopDuration != null ? hopDuration : Duration.ofSeconds(quick ? 5 : 10),

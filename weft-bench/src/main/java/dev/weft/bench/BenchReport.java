@@ -133,7 +133,8 @@ public final class BenchReport {
         md.append(String.format(Locale.ROOT, "- load average (1 min): %.2f at start, %.2f at end%n",
                 loadAverageAtStart, loadAverageAtEnd));
         md.append("- settings: ").append(settings.rounds()).append(" round(s); warm-up ")
-                .append(DurationConverter.format(settings.warmup())).append(", mesh ")
+                .append(DurationConverter.format(settings.warmup())).append(" (+")
+                .append(DurationConverter.format(settings.firstWarmup())).append(" before a topology's first load), mesh ")
                 .append(DurationConverter.format(settings.duration())).append(" at ")
                 .append(settings.connections().stream().map(String::valueOf).collect(Collectors.joining("/")))
                 .append(" connections, per hop ").append(DurationConverter.format(settings.hopDuration()))

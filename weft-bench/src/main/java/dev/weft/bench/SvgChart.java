@@ -126,13 +126,13 @@ final class SvgChart {
         return rows.stream().mapToDouble(figure).filter(v -> !Double.isNaN(v)).max().orElse(1);
     }
 
-    /** 1, 2 or 5 times a power of ten, at or above {@code v}: round axis labels. */
+    /** 1, 1.2, 1.5, 2, 2.5 or 5 times a power of ten, at or above {@code v}: round axis labels. */
     static double niceCeiling(double v) {
         if (v <= 0 || Double.isNaN(v)) {
             return 1;
         }
         double magnitude = Math.pow(10, Math.floor(Math.log10(v)));
-        for (double step : new double[] {1, 2, 2.5, 5, 10}) {
+        for (double step : new double[] {1, 1.2, 1.5, 2, 2.5, 5, 10}) {
             if (step * magnitude >= v) {
                 return step * magnitude;
             }

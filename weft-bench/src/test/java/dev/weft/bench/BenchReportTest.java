@@ -25,7 +25,7 @@ class BenchReportTest {
 
     private Bench.Settings settings() {
         return new Bench.Settings(Set.of("mesh"), List.of("weft", "weft-http1", "haproxy"), List.of(128, 512), 3,
-                Duration.ofSeconds(1), Duration.ofSeconds(2), 16, Duration.ofSeconds(2), List.of("-Xmx64m"), 1, dir,
+                Duration.ofSeconds(1), Duration.ZERO, Duration.ofSeconds(2), 16, Duration.ofSeconds(2), List.of("-Xmx64m"), 1, dir,
                 false, false, true, Experiment.WEFT_CLI_MAIN, null);
     }
 
@@ -74,9 +74,10 @@ class BenchReportTest {
     }
 
     @Test
-    void roundsAxisLimitsUpToOneTwoOrFiveTimesAPowerOfTen() {
+    void roundsAxisLimitsUpToARoundMultipleOfAPowerOfTen() {
         assertThat(SvgChart.niceCeiling(7300)).isEqualTo(10000);
         assertThat(SvgChart.niceCeiling(180)).isEqualTo(200);
+        assertThat(SvgChart.niceCeiling(10240)).isEqualTo(12000);
         assertThat(SvgChart.niceCeiling(0)).isEqualTo(1);
     }
 }

@@ -25,7 +25,7 @@ class BenchTest {
     void writesEveryFileWithFiguresThatAgreeWithEachOther() throws Exception {
         Assumptions.assumeTrue(PeerDataPlane.onPath("nginx"), "nginx is not installed (apt-get install -y nginx)");
         Bench.Settings settings = new Bench.Settings(Set.of("mesh", "hop"), List.of("direct", "nginx"), List.of(8), 1,
-                Duration.ofMillis(300), Duration.ofSeconds(2), 4, Duration.ofSeconds(2), List.of(), 1, results, false,
+                Duration.ofMillis(300), Duration.ofMillis(200), Duration.ofSeconds(2), 4, Duration.ofSeconds(2), List.of(), 1, results, false,
                 false, true, FakeMeshCli.class.getName(), System.err);
 
         BenchReport report = Bench.run(settings);
