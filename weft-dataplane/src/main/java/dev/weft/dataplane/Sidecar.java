@@ -566,8 +566,4 @@ public final class Sidecar implements AutoCloseable {
     private String label(Cluster c) {
         return c == appCluster ? "app" : c.service();
     }
-
-    static Duration seconds(long s) {
-        return Duration.ofSeconds(s);
-    }
 }

@@ -253,7 +253,7 @@ public final class Cluster {
         // Waiters go first: a newcomer must not overtake requests already queued. A service the registry has not
         // answered for yet (first request by Host name) also waits here, for its first snapshot.
         if (waiters.isEmpty() && !eps.isEmpty()) {
-            EndpointState chosen = balancers.computeIfAbsent(loop, l -> balancerFactory.create()).pick(eps, hash);
+            EndpointState chosen = tryPick(loop, hash);
             if (chosen != null) {
                 return promise.setSuccess(chosen);
             }
@@ -333,29 +333,11 @@ public final class Cluster {
      * on whichever thread freed the slot, so it must not use a Worker's balancer state.
      */
     private EndpointState pickForWaiter() {
-        List<EndpointState> eps = endpoints;
-        for (int attempt = 0; attempt < eps.size(); attempt++) {
-            EndpointState best = null;
-            double bestLoad = Double.MAX_VALUE;
-            for (EndpointState s : eps) {
-                if (!s.hasRoom()) {
-                    continue;
-                }
-                double load = (double) s.inFlight() / s.weight();
-                if (load < bestLoad) {
-                    bestLoad = load;
-                    best = s;
-                }
-            }
-            if (best == null) {
-                return null;
-            }
-            if (best.tryAcquire()) {
-                return best;
-            }
-        }
-        return null;
+        return LEAST_LOADED.pick(endpoints, 0);
     }
+
+    /** Least-request keeps no state, so one instance serves every thread that frees a slot. */
+    private static final Balancer LEAST_LOADED = new LeastRequestBalancer();
 
     /** Why a request could not be admitted; the message is shown to the client with a 503. */
     public static class NoCapacityException extends Exception {

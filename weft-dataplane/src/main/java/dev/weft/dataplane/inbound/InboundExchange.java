@@ -224,7 +224,6 @@ final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamLi
             uncredited = 0;
             stream.consumed(n);
         }
-        pumpPaused = false;
         if (call != null && pendingConsumed > 0) {
             int n = pendingConsumed;
             pendingConsumed = 0;
@@ -232,7 +231,6 @@ final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamLi
         }
     }
 
-    private boolean pumpPaused;
     private int pendingConsumed;
 
     @Override

@@ -1,5 +1,7 @@
 package dev.weft.registry.etcd;
 
+import dev.weft.registry.support.Backoff;
+
 import dev.weft.registry.Endpoint;
 import dev.weft.registry.Registration;
 import io.etcd.jetcd.ByteSequence;

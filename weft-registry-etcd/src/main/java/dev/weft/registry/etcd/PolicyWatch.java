@@ -1,5 +1,7 @@
 package dev.weft.registry.etcd;
 
+import dev.weft.registry.support.Backoff;
+
 import dev.weft.registry.PolicyListener;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.KeyValue;
@@ -39,7 +41,7 @@ final class PolicyWatch implements dev.weft.registry.Watch {
     private void run() {
         ByteSequence prefix = registry.keys.policiesPrefix();
         Map<String, String> delivered = null;
-        long delayMs = 100;
+        Backoff backoff = new Backoff();
         while (!closed) {
             Watch.Watcher watcher = null;
             try {
@@ -55,7 +57,7 @@ final class PolicyWatch implements dev.weft.registry.Watch {
                     delivered = docs;
                     listener.onPolicies(Map.copyOf(docs));
                 }
-                delayMs = 100;
+                backoff.reset();
                 changed.drainPermits();
                 watcher = registry.client().getWatchClient().watch(prefix,
                         WatchOption.builder().isPrefix(true).withRevision(list.getHeader().getRevision() + 1).build(),
@@ -66,11 +68,10 @@ final class PolicyWatch implements dev.weft.registry.Watch {
                 return;
             } catch (Exception e) {
                 try {
-                    Thread.sleep(delayMs);
+                    Thread.sleep(backoff.next().toMillis());
                 } catch (InterruptedException ie) {
                     return;
                 }
-                delayMs = Math.min(5000, delayMs * 2);
             } finally {
                 if (watcher != null) {
                     watcher.close();

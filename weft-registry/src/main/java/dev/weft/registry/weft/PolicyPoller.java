@@ -1,5 +1,7 @@
 package dev.weft.registry.weft;
 
+import dev.weft.registry.support.Backoff;
+
 import dev.weft.registry.PolicyListener;
 import dev.weft.registry.Watch;
 

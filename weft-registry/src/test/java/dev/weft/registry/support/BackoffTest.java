@@ -1,4 +1,4 @@
-package dev.weft.registry.weft;
+package dev.weft.registry.support;
 
 import org.junit.jupiter.api.Test;
 

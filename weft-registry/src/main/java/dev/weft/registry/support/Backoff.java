@@ -1,4 +1,4 @@
-package dev.weft.registry.weft;
+package dev.weft.registry.support;
 
 import java.time.Duration;
 import java.util.concurrent.ThreadLocalRandom;
@@ -6,11 +6,12 @@ import java.util.concurrent.ThreadLocalRandom;
 /**
  * Exponential backoff with jitter: 100 ms, 200 ms, 400 ms ... capped at 5 s, each delay drawn from its upper half.
  * The jitter keeps a fleet of sidecars that lost the control plane at the same moment from reconnecting in
- * lockstep; keeping the lower half out keeps the delay growing.
+ * lockstep; keeping the lower half out keeps the delay growing. Shared by every registry backend, so all behave
+ * alike in an outage.
  *
  * <p>Not thread safe; each user confines its instance to the registry's event thread.
  */
-final class Backoff {
+public final class Backoff {
     static final Duration INITIAL = Duration.ofMillis(100);
     static final Duration MAX = Duration.ofSeconds(5);
 
@@ -18,11 +19,11 @@ final class Backoff {
     private final long maxNanos;
     private int attempts;
 
-    Backoff() {
+    public Backoff() {
         this(INITIAL, MAX);
     }
 
-    Backoff(Duration initial, Duration max) {
+    public Backoff(Duration initial, Duration max) {
         if (initial.isNegative() || initial.isZero() || max.compareTo(initial) < 0) {
             throw new IllegalArgumentException("invalid backoff " + initial + ".." + max
                     + " (expected 0 < initial <= max)");
@@ -32,7 +33,7 @@ final class Backoff {
     }
 
     /** The delay before the next attempt; each call doubles the ceiling until the cap. */
-    Duration next() {
+    public Duration next() {
         long ceiling = attempts >= 62 ? maxNanos : Math.min(maxNanos, initialNanos << Math.min(attempts, 40));
         if (ceiling <= 0) {
             ceiling = maxNanos;
@@ -42,11 +43,11 @@ final class Backoff {
         return Duration.ofNanos(half + ThreadLocalRandom.current().nextLong(half + 1));
     }
 
-    void reset() {
+    public void reset() {
         attempts = 0;
     }
 
-    int attempts() {
+    public int attempts() {
         return attempts;
     }
 }
