@@ -25,9 +25,9 @@ import java.util.concurrent.TimeUnit;
 public final class Bench {
     /** Every data plane the bench knows, in the order the tables list them. */
     public static final List<String> ALL_PLANES =
-            List.of("direct", "weft", "weft-vt", "weft-http1", "nginx", "haproxy", "caddy");
-    /** The data planes of the per-hop measurement: the variants of Weft add nothing there. */
-    static final List<String> HOP_PLANES = List.of("direct", "weft", "nginx", "haproxy", "caddy");
+            List.of("direct", "weft", "weft-bare", "weft-vt", "weft-http1", "nginx", "haproxy", "caddy");
+    /** The data planes of the per-hop measurement: of Weft's variants only weft-bare, which prices observability. */
+    static final List<String> HOP_PLANES = List.of("direct", "weft", "weft-bare", "nginx", "haproxy", "caddy");
 
     /**
      * @param sections         any of mesh, hop, jmh
@@ -216,6 +216,9 @@ public final class Bench {
             case "weft" -> new WeftDataPlane("weft", "event-loop", null, sidecarJvm);
             case "weft-vt" -> new WeftDataPlane("weft-vt", "virtual-thread", null, sidecarJvm);
             case "weft-http1" -> new WeftDataPlane("weft-http1", "event-loop", "http1", sidecarJvm);
+            // Observability off: the same-run baseline for the observability overhead (issue 6's 5% budget).
+            case "weft-bare" -> new WeftDataPlane("weft-bare", "event-loop", null, sidecarJvm,
+                    List.of("--tracing", "off", "--metrics", "off"));
             default -> new PeerDataPlane(PeerDataPlane.Peer.named(name));
         };
     }

@@ -30,7 +30,7 @@ public final class BenchCommand implements Callable<Integer> {
     List<String> sections;
 
     @Option(names = "--planes", split = ",", paramLabel = "LIST",
-            defaultValue = "direct,weft,weft-vt,weft-http1,nginx,haproxy,caddy",
+            defaultValue = "direct,weft,weft-bare,weft-vt,weft-http1,nginx,haproxy,caddy",
             description = "Data planes (default: ${DEFAULT-VALUE}).")
     List<String> planes;
 

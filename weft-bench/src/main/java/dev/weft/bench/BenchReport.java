@@ -314,6 +314,15 @@ public final class BenchReport {
             t.append(row("sidecar ready < 300 ms after start", "slowest sidecar " + f(first.readyMs(), 0) + " ms",
                     first.readyMs() < 300));
         }
+        BenchRow bare = at.apply("weft-bare");
+        if (weft != null && bare != null) {
+            // Issue 6: tracing at 100% and metrics on cost at most 5% of the QPS of the same sidecars with both off.
+            double cost = 1 - weft.qps() / bare.qps();
+            t.append(row("observability: QPS with tracing 100% + metrics within 5% of both off, at " + top,
+                    f(weft.qps(), 0) + " vs " + f(bare.qps(), 0) + " (" + pct(cost) + " lower); proxy CPU "
+                            + f(weft.proxyCpuUsPerReq(), 1) + " vs " + f(bare.proxyCpuUsPerReq(), 1) + " µs/req",
+                    cost <= 0.05));
+        }
         BenchRow http1 = at.apply("weft-http1");
         if (weft != null && http1 != null) {
             double saved = 1 - weft.linkBytesPerReq() / http1.linkBytesPerReq();

@@ -17,14 +17,21 @@ import java.util.Objects;
  *                     the sidecar's default (WMP) applies
  * @param jvmOptions   the sidecar JVMs' options (heap, collector...) after the flags every Weft JVM needs; empty
  *                     for the experiment's child default
+ * @param extraArgs    more sidecar flags, e.g. {@code --tracing off --metrics off} for {@code weft-bare}, the
+ *                     baseline that prices observability in the same run
  */
-public record WeftDataPlane(String name, String collaborator, String meshProtocol, List<String> jvmOptions)
-        implements DataPlane {
+public record WeftDataPlane(String name, String collaborator, String meshProtocol, List<String> jvmOptions,
+                            List<String> extraArgs) implements DataPlane {
 
     public WeftDataPlane {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(collaborator, "collaborator");
         jvmOptions = List.copyOf(jvmOptions);
+        extraArgs = List.copyOf(extraArgs);
+    }
+
+    public WeftDataPlane(String name, String collaborator, String meshProtocol, List<String> jvmOptions) {
+        this(name, collaborator, meshProtocol, jvmOptions, List.of());
     }
 
     /** The demo's data plane: the sidecar's defaults, the experiment's child JVM options. */
@@ -33,13 +40,14 @@ public record WeftDataPlane(String name, String collaborator, String meshProtoco
     }
 
     public WeftDataPlane withJvmOptions(List<String> options) {
-        return new WeftDataPlane(name, collaborator, meshProtocol, options);
+        return new WeftDataPlane(name, collaborator, meshProtocol, options, extraArgs);
     }
 
     @Override
     public String description() {
         return "Weft sidecars, --collaborator " + collaborator + ", mesh protocol "
                 + (meshProtocol == null ? "wmp (default)" : meshProtocol)
+                + (extraArgs.isEmpty() ? "" : ", " + String.join(" ", extraArgs))
                 + ", weights and capacity from the registry, JVM " + (jvmOptions.isEmpty() ? "defaults"
                 : String.join(" ", jvmOptions));
     }
@@ -86,6 +94,7 @@ public record WeftDataPlane(String name, String collaborator, String meshProtoco
         if (meshProtocol != null) {
             command.addAll(List.of("--mesh-protocol", meshProtocol));
         }
+        command.addAll(extraArgs);
         List<Integer> bound = new ArrayList<>(List.of(inbound, admin));
         bound.addAll(extraPorts);
         List<String> all = new ArrayList<>(List.of("sidecar"));

@@ -41,6 +41,8 @@ public final class WmpFrameDecoder extends ByteToMessageDecoder {
     // Read position inside the header block being parsed; fields rather than locals so readVarint and readString
     // can advance it without allocating a cursor object per frame.
     private int cursor;
+    /** Where header strings are copied to be decoded; grows to the longest string seen (under 64 KiB). */
+    private byte[] scratch = new byte[256];
     private int blockEnd;
 
     public WmpFrameDecoder(WmpLimits limits, WmpCodecMetrics metrics) {
@@ -293,9 +295,17 @@ public final class WmpFrameDecoder extends ByteToMessageDecoder {
             throw new Rejected(WmpDecodeError.MALFORMED_HEADER_BLOCK, what + " of " + length
                     + " bytes overruns the header block (" + left + " bytes left)");
         }
-        String s = length == 0 ? "" : in.toString(cursor, length, StandardCharsets.UTF_8);
+        if (length == 0) {
+            return "";
+        }
+        // Through a scratch array: ByteBuf.toString on a direct buffer makes a ByteBuffer view and a copy per
+        // string, and a request carries a dozen of them.
+        if (scratch.length < length) {
+            scratch = new byte[Math.max(length, scratch.length * 2)];
+        }
+        in.getBytes(cursor, scratch, 0, length);
         cursor += length;
-        return s;
+        return new String(scratch, 0, length, StandardCharsets.UTF_8);
     }
 
     /** Unsigned LEB128 of at most 3 bytes: no string can be longer than a header block, which is under 64 KiB. */

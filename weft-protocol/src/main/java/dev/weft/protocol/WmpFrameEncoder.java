@@ -29,6 +29,8 @@ import java.util.Objects;
 @Sharable
 public final class WmpFrameEncoder extends MessageToMessageEncoder<WmpFrame> {
     private static final byte[] NO_BYTES = new byte[0];
+    /** Bodies up to this size are copied into the head's buffer; larger ones are written as they are. */
+    static final int COPY_BODY_LIMIT = 512;
 
     private final WmpCodecMetrics metrics;
 
@@ -50,10 +52,17 @@ public final class WmpFrameEncoder extends MessageToMessageEncoder<WmpFrame> {
         }
         int bodyLength = body == null ? 0 : body.readableBytes();
         metrics.frameOut((long) head.readableBytes() + bodyLength);
+        if (body != null && bodyLength > 0 && bodyLength <= COPY_BODY_LIMIT) {
+            // A small body is copied behind its head: one buffer per frame lets the write keep its (void)
+            // promise, where two make MessageToMessageEncoder combine promises per frame, and it saves an iovec.
+            head.writeBytes(body, body.readerIndex(), bodyLength);
+            body.release();
+            body = null;
+        }
         out.add(head);
         if (body != null) {
             if (bodyLength > 0) {
-                out.add(body);
+                out.add(body); // larger bodies go out as they are: zero copy
             } else {
                 body.release();
             }

@@ -192,8 +192,9 @@ class WmpFrameRoundTripTest {
     }
 
     @Test
-    void the_encoder_passes_the_body_on_without_copying_it() {
-        ByteBuf body = bytes("twenty bytes of body");
+    void the_encoder_passes_a_large_body_on_without_copying_it() {
+        ByteBuf body = WmpTestSupport.ALLOC.buffer(WmpFrameEncoder.COPY_BODY_LIMIT + 1);
+        body.writeZero(WmpFrameEncoder.COPY_BODY_LIMIT + 1);
         EmbeddedChannel channel = new EmbeddedChannel(new WmpFrameEncoder(new WmpCodecMetrics()));
         channel.writeOutbound(new WmpData(3, false, body));
         ByteBuf head = channel.readOutbound();
@@ -206,6 +207,24 @@ class WmpFrameRoundTripTest {
         } finally {
             head.release();
             passed.release();
+            channel.finishAndReleaseAll();
+        }
+    }
+
+    @Test
+    void the_encoder_copies_a_small_body_behind_its_head_and_releases_it() {
+        ByteBuf body = bytes("twenty bytes of body");
+        EmbeddedChannel channel = new EmbeddedChannel(new WmpFrameEncoder(new WmpCodecMetrics()));
+        channel.writeOutbound(new WmpData(3, false, body));
+        ByteBuf frame = channel.readOutbound();
+        try {
+            assertThat(channel.<Object>readOutbound()).as("one buffer per small frame").isNull();
+            assertThat(frame.readableBytes()).isEqualTo(WmpWire.HEAD_LENGTH + 20);
+            assertThat(frame.toString(WmpWire.HEAD_LENGTH, 20, StandardCharsets.US_ASCII))
+                    .isEqualTo("twenty bytes of body");
+            assertThat(body.refCnt()).as("the encoder released the copied body").isZero();
+        } finally {
+            frame.release();
             channel.finishAndReleaseAll();
         }
     }

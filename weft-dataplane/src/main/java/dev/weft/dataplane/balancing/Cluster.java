@@ -7,6 +7,7 @@ import dev.weft.registry.Endpoint;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
+import io.netty.util.concurrent.ScheduledFuture;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -265,7 +266,10 @@ public final class Cluster {
                     + maxQueue + " waiting)"));
         }
         waiters.addLast(promise);
-        loop.schedule(() -> {
+        ScheduledFuture<?> timeout = loop.schedule(() -> {
+            if (promise.isDone()) {
+                return; // served (or cancelled) just before the timer ran
+            }
             if (promise.tryFailure(known ? new NoCapacityException("no capacity at service '" + service + "' within "
                     + queueTimeout.toMillis() + " ms") : new UnknownServiceException(service))) {
                 queued.decrementAndGet();
@@ -273,6 +277,9 @@ public final class Cluster {
                 waiters.remove(promise);
             }
         }, queueTimeout.toMillis(), TimeUnit.MILLISECONDS);
+        // A waiter that is served must not leave its timer behind: under sustained queueing that is one live task
+        // (and, before this, one exception) per request for the whole queue timeout.
+        promise.addListener(f -> timeout.cancel(false));
         // A slot may have freed between the pick and the enqueue; without this the waiter could sleep until timeout.
         drainWaiters();
         return promise;

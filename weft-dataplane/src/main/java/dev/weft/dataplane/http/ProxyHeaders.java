@@ -8,6 +8,7 @@ import io.netty.util.AsciiString;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Header rules a proxy must follow when it carries HTTP/1.1 across the mesh: hop-by-hop headers (RFC 9110 §7.6.1,
@@ -20,6 +21,10 @@ public final class ProxyHeaders {
     private static final Set<String> HOP_BY_HOP = Set.of(
             "connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade",
             "proxy-authenticate", "proxy-authorization", "expect");
+
+    private static final int LOWER_CACHE_MAX = 512;
+    /** Header name as received → lower case; shared by all Workers, bounded. */
+    private static final ConcurrentHashMap<String, String> LOWER = new ConcurrentHashMap<>();
 
     private ProxyHeaders() {}
 
@@ -98,10 +103,21 @@ public final class ProxyHeaders {
         return tokens;
     }
 
+    /**
+     * The lower-case form of a header name. Clients send the same few names on every request ("Host",
+     * "Content-Length"...), so their lower-case Strings are kept: a request then costs no new String per header.
+     * The cache stops growing at {@link #LOWER_CACHE_MAX} names, so random names cannot grow memory.
+     */
     private static String lower(CharSequence name) {
-        if (name instanceof AsciiString a) {
-            return a.toLowerCase().toString();
+        String s = name instanceof AsciiString a ? a.toString() : name.toString();
+        String cached = LOWER.get(s);
+        if (cached != null) {
+            return cached;
         }
-        return name.toString().toLowerCase(Locale.ROOT);
+        String l = s.toLowerCase(Locale.ROOT); // the same instance when already lower case
+        if (l != s && LOWER.size() < LOWER_CACHE_MAX) {
+            LOWER.putIfAbsent(s, l);
+        }
+        return l;
     }
 }

@@ -73,7 +73,7 @@ final class AccessLog implements AutoCloseable {
     }
 
     private void run() {
-        StringBuilder line = new StringBuilder(512);
+        JsonText line = new JsonText(1024);
         while (true) {
             ObservedExchange x = queue.poll();
             if (x == null) {
@@ -84,11 +84,10 @@ final class AccessLog implements AutoCloseable {
                 LockSupport.parkNanos(IDLE_PARK_NANOS);
                 continue;
             }
-            line.setLength(0);
-            format(x, line);
-            line.append('\n');
+            format(x, line.reset());
+            line.newline();
             try {
-                out.write(line.toString().getBytes(StandardCharsets.UTF_8));
+                out.write(line.array(), 0, line.length());
                 written.increment();
             } catch (IOException e) {
                 writeErrors.increment();
@@ -106,8 +105,7 @@ final class AccessLog implements AutoCloseable {
     }
 
     /** One line; the fields are listed in docs/observability.md. */
-    static void format(ObservedExchange x, StringBuilder sb) {
-        JsonText j = new JsonText(sb);
+    static void format(ObservedExchange x, JsonText j) {
         j.beginObject();
         long s = x.startEpochMicros;
         j.field("time", Instant.ofEpochSecond(Math.floorDiv(s, 1_000_000), Math.floorMod(s, 1_000_000) * 1000L).toString());
@@ -134,8 +132,8 @@ final class AccessLog implements AutoCloseable {
             j.field("attempts", x.attempts);
         }
         if (x.spanId != 0) {
-            j.field("trace_id", x.traceIdHex());
-            j.field("span_id", Hex.of(x.spanId));
+            j.name("trace_id").hexValue(x.traceHi, x.traceLo);
+            j.name("span_id").hexValue(x.spanId);
             j.field("sampled", x.isSampled() ? 1 : 0);
         }
         // InetSocketAddress.toString() forms ("/1.2.3.4:5", "name/1.2.3.4:5") are cut to the address, here rather

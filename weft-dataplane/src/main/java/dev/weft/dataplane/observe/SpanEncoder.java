@@ -3,7 +3,6 @@ package dev.weft.dataplane.observe;
 import dev.weft.dataplane.observe.ExchangeObserver.Direction;
 
 import java.util.List;
-import java.util.Locale;
 
 /**
  * Encodes a batch of finished exchanges as spans: Zipkin v2 JSON ({@code POST /api/v2/spans}) or OTLP/HTTP JSON
@@ -22,9 +21,20 @@ abstract class SpanEncoder {
     /** Long paths are cut: a span is a diagnosis aid, not an archive of query strings. */
     static final int MAX_PATH = 256;
 
+    /** Reused for every span: an encoder belongs to one exporter thread. */
+    final Address address = new Address();
+
     abstract String contentType();
 
-    abstract String encode(List<ObservedExchange> batch);
+    /** Encodes {@code batch} into {@code out} (reset first), allocating nothing per span. */
+    abstract void encode(List<ObservedExchange> batch, JsonText out);
+
+    /** The batch as a String: for tests and tools; the exporter uses {@link #encode(List, JsonText)}. */
+    final String encode(List<ObservedExchange> batch) {
+        JsonText out = new JsonText(batch.size() * 800);
+        encode(batch, out);
+        return out.toString();
+    }
 
     static SpanEncoder named(String format) {
         return switch (format) {
@@ -34,52 +44,90 @@ abstract class SpanEncoder {
         };
     }
 
-    static String spanName(ObservedExchange x) {
-        return RouteTable.DEFAULT.equals(x.route) ? x.method : x.method + " " + x.route;
+    /** The span's name: the method, then the route when one matched ({@code GET orders}). */
+    static void spanName(JsonText j, ObservedExchange x, boolean lower) {
+        boolean routed = !RouteTable.DEFAULT.equals(x.route);
+        if (lower) {
+            if (routed) {
+                j.lowerValue(x.method, x.route);
+            } else {
+                j.lowerValue(x.method);
+            }
+        } else {
+            j.value(routed ? x.method + " " + x.route : x.method);
+        }
     }
 
     /** The path without its query string (which may carry secrets), cut to {@link #MAX_PATH}. */
-    static String pathOf(ObservedExchange x) {
+    static void path(JsonText j, ObservedExchange x) {
         String p = x.path;
-        int q = p.indexOf('?');
-        if (q >= 0) {
-            p = p.substring(0, q);
+        int end = p.indexOf('?');
+        if (end < 0) {
+            end = p.length();
         }
-        return p.length() > MAX_PATH ? p.substring(0, MAX_PATH) : p;
+        j.value(p, 0, Math.min(end, MAX_PATH));
     }
 
-    /** "host:port", "/1.2.3.4:5" or "name/1.2.3.4:5" (InetSocketAddress.toString) → {host, port}, or null. */
-    static String[] hostPort(String address) {
-        if (address == null) {
-            return null;
-        }
-        String a = address;
-        int slash = a.lastIndexOf('/');
-        if (slash >= 0) {
-            a = a.substring(slash + 1);
-        }
-        int colon = a.lastIndexOf(':');
-        if (colon <= 0 || colon == a.length() - 1) {
-            return null;
-        }
-        String host = a.substring(0, colon);
-        if (host.startsWith("[") && host.endsWith("]")) {
-            host = host.substring(1, host.length() - 1);
-        }
-        return new String[]{host, a.substring(colon + 1)};
-    }
+    /**
+     * Where host and port sit in "host:port", "/1.2.3.4:5", "name/1.2.3.4:5" (InetSocketAddress.toString) or
+     * "[::1]:5": found by index so that a span costs no substrings. {@link #valid} is false when there is no port.
+     * One instance per encoder thread, reused.
+     */
+    static final class Address {
+        String text;
+        int hostFrom;
+        int hostTo;
+        int port;
+        boolean valid;
 
-    static boolean isIpv4(String host) {
-        int dots = 0;
-        for (int i = 0; i < host.length(); i++) {
-            char c = host.charAt(i);
-            if (c == '.') {
-                dots++;
-            } else if (c < '0' || c > '9') {
-                return false;
+        Address parse(String address) {
+            text = address;
+            valid = false;
+            if (address == null) {
+                return this;
             }
+            int from = address.lastIndexOf('/') + 1;
+            int colon = address.lastIndexOf(':');
+            if (colon <= from || colon == address.length() - 1) {
+                return this;
+            }
+            int to = colon;
+            if (address.charAt(from) == '[' && address.charAt(to - 1) == ']') {
+                from++;
+                to--;
+            }
+            int p = 0;
+            for (int i = colon + 1; i < address.length(); i++) {
+                char c = address.charAt(i);
+                if (c < '0' || c > '9' || p > 65535) {
+                    p = -1;
+                    break;
+                }
+                p = p * 10 + (c - '0');
+            }
+            hostFrom = from;
+            hostTo = to;
+            port = p;
+            valid = true;
+            return this;
         }
-        return dots == 3;
+
+        boolean isIpv4() {
+            int dots = 0;
+            for (int i = hostFrom; i < hostTo; i++) {
+                char c = text.charAt(i);
+                if (c == '.') {
+                    dots++;
+                } else if (c < '0' || c > '9') {
+                    return false;
+                }
+            }
+            return dots == 3;
+        }
+
+        boolean isIpv6() {
+            return text.indexOf(':', hostFrom) < hostTo;
+        }
     }
 
     static String errorOf(ObservedExchange x) {
@@ -97,46 +145,41 @@ abstract class SpanEncoder {
         }
 
         @Override
-        String encode(List<ObservedExchange> batch) {
-            StringBuilder sb = new StringBuilder(batch.size() * 700);
-            JsonText j = new JsonText(sb);
-            j.beginArray();
+        void encode(List<ObservedExchange> batch, JsonText j) {
+            j.reset().beginArray();
             for (ObservedExchange x : batch) {
                 span(j, x);
             }
             j.endArray();
-            return sb.toString();
         }
 
-        private static void span(JsonText j, ObservedExchange x) {
+        private void span(JsonText j, ObservedExchange x) {
             j.beginObject();
-            j.field("traceId", x.traceIdHex());
+            j.name("traceId").hexValue(x.traceHi, x.traceLo);
             if (x.parentId != 0) {
-                j.field("parentId", Hex.of(x.parentId));
+                j.name("parentId").hexValue(x.parentId);
             }
-            j.field("id", Hex.of(x.spanId));
+            j.name("id").hexValue(x.spanId);
             j.field("kind", x.direction == Direction.OUTBOUND ? "CLIENT" : "SERVER");
-            j.field("name", spanName(x).toLowerCase(Locale.ROOT));
+            spanName(j.name("name"), x, true);
             j.field("timestamp", x.startEpochMicros);
             j.field("duration", Math.max(1, x.durationMicros()));
             j.name("localEndpoint").beginObject().field("serviceName", x.localService).endObject();
-            String[] remote = hostPort(x.direction == Direction.OUTBOUND ? x.endpointAddress : x.peer);
+            Address remote = address.parse(x.direction == Direction.OUTBOUND ? x.endpointAddress : x.peer);
             boolean remoteName = x.direction == Direction.OUTBOUND && !ObservedExchange.UNKNOWN.equals(x.destination);
-            if (remote != null || remoteName) {
+            if (remote.valid || remoteName) {
                 j.name("remoteEndpoint").beginObject();
                 if (remoteName) {
                     j.field("serviceName", x.destination);
                 }
-                if (remote != null) {
-                    if (isIpv4(remote[0])) {
-                        j.field("ipv4", remote[0]);
-                    } else if (remote[0].indexOf(':') >= 0) {
-                        j.field("ipv6", remote[0]);
+                if (remote.valid) {
+                    if (remote.isIpv4()) {
+                        j.name("ipv4").value(remote.text, remote.hostFrom, remote.hostTo);
+                    } else if (remote.isIpv6()) {
+                        j.name("ipv6").value(remote.text, remote.hostFrom, remote.hostTo);
                     }
-                    try {
-                        j.field("port", Integer.parseInt(remote[1]));
-                    } catch (NumberFormatException e) {
-                        // a malformed address: the tag below still shows it
+                    if (remote.port >= 0) {
+                        j.field("port", remote.port); // a malformed port is left out; the tag below shows it
                     }
                 }
                 j.endObject();
@@ -149,8 +192,8 @@ abstract class SpanEncoder {
             j.endArray();
             j.name("tags").beginObject();
             j.field("http.method", x.method);
-            j.field("http.path", pathOf(x));
-            j.field("http.status_code", String.valueOf(x.status));
+            path(j.name("http.path"), x);
+            j.name("http.status_code").quotedValue(x.status);
             j.field("weft.direction", x.direction == Direction.OUTBOUND ? "outbound" : "inbound");
             j.field("weft.route", x.route);
             if (x.endpointId != null) {
@@ -161,13 +204,13 @@ abstract class SpanEncoder {
                 j.field("weft.peer", x.peer);
             }
             if (x.attempts > 1) {
-                j.field("weft.attempts", String.valueOf(x.attempts));
+                j.name("weft.attempts").quotedValue(x.attempts);
             }
             if (x.upstreamStatus != 0 && x.upstreamStatus != x.status) {
-                j.field("weft.upstream.status_code", String.valueOf(x.upstreamStatus));
+                j.name("weft.upstream.status_code").quotedValue(x.upstreamStatus);
             }
-            j.field("weft.bytes_in", String.valueOf(x.bytesIn));
-            j.field("weft.bytes_out", String.valueOf(x.bytesOut));
+            j.name("weft.bytes_in").quotedValue(x.bytesIn);
+            j.name("weft.bytes_out").quotedValue(x.bytesOut);
             String error = errorOf(x);
             if (error != null) {
                 j.field("error", error);
@@ -198,10 +241,8 @@ abstract class SpanEncoder {
         }
 
         @Override
-        String encode(List<ObservedExchange> batch) {
-            StringBuilder sb = new StringBuilder(batch.size() * 900);
-            JsonText j = new JsonText(sb);
-            j.beginObject().name("resourceSpans").beginArray().beginObject();
+        void encode(List<ObservedExchange> batch, JsonText j) {
+            j.reset().beginObject().name("resourceSpans").beginArray().beginObject();
             j.name("resource").beginObject().name("attributes").beginArray();
             attr(j, "service.name", batch.isEmpty() ? "" : batch.getFirst().localService);
             j.endArray().endObject();
@@ -212,38 +253,39 @@ abstract class SpanEncoder {
                 span(j, x);
             }
             j.endArray().endObject().endArray().endObject().endArray().endObject();
-            return sb.toString();
         }
 
-        private static void span(JsonText j, ObservedExchange x) {
+        private void span(JsonText j, ObservedExchange x) {
             boolean outbound = x.direction == Direction.OUTBOUND;
             j.beginObject();
-            j.field("traceId", x.traceIdHex());
-            j.field("spanId", Hex.of(x.spanId));
+            j.name("traceId").hexValue(x.traceHi, x.traceLo);
+            j.name("spanId").hexValue(x.spanId);
             if (x.parentId != 0) {
-                j.field("parentSpanId", Hex.of(x.parentId));
+                j.name("parentSpanId").hexValue(x.parentId);
             }
-            j.field("name", spanName(x));
+            spanName(j.name("name"), x, false);
             j.field("kind", outbound ? KIND_CLIENT : KIND_SERVER);
             // int64 travels as a decimal string in OTLP/JSON.
-            j.field("startTimeUnixNano", x.startEpochMicros + "000");
-            j.field("endTimeUnixNano", (x.startEpochMicros + Math.max(1, x.durationMicros())) + "000");
+            j.name("startTimeUnixNano").quotedValue(x.startEpochMicros, "000");
+            j.name("endTimeUnixNano").quotedValue(x.startEpochMicros + Math.max(1, x.durationMicros()), "000");
             j.name("attributes").beginArray();
             attr(j, "http.request.method", x.method);
-            attr(j, "url.path", pathOf(x));
+            j.beginObject().field("key", "url.path").name("value").beginObject();
+            path(j.name("stringValue"), x);
+            j.endObject().endObject();
             intAttr(j, "http.response.status_code", x.status);
             attr(j, "http.route", x.route);
             attr(j, "weft.direction", outbound ? "outbound" : "inbound");
             if (outbound && !ObservedExchange.UNKNOWN.equals(x.destination)) {
                 attr(j, "peer.service", x.destination);
             }
-            String[] remote = hostPort(outbound ? x.endpointAddress : x.peer);
-            if (remote != null) {
-                attr(j, outbound ? "server.address" : "client.address", remote[0]);
-                try {
-                    intAttr(j, outbound ? "server.port" : "client.port", Integer.parseInt(remote[1]));
-                } catch (NumberFormatException e) {
-                    // left out
+            Address remote = address.parse(outbound ? x.endpointAddress : x.peer);
+            if (remote.valid) {
+                j.beginObject().field("key", outbound ? "server.address" : "client.address").name("value")
+                        .beginObject().name("stringValue").value(remote.text, remote.hostFrom, remote.hostTo)
+                        .endObject().endObject();
+                if (remote.port >= 0) {
+                    intAttr(j, outbound ? "server.port" : "client.port", remote.port);
                 }
             }
             if (x.endpointId != null) {
@@ -273,7 +315,8 @@ abstract class SpanEncoder {
 
         private static void event(JsonText j, ObservedExchange x, long nanos, String name) {
             if (nanos != 0) {
-                j.beginObject().field("timeUnixNano", x.epochMicros(nanos) + "000").field("name", name).endObject();
+                j.beginObject().name("timeUnixNano").quotedValue(x.epochMicros(nanos), "000").field("name", name)
+                        .endObject();
             }
         }
 
@@ -283,7 +326,7 @@ abstract class SpanEncoder {
         }
 
         private static void intAttr(JsonText j, String key, long value) {
-            j.beginObject().field("key", key).name("value").beginObject().field("intValue", String.valueOf(value))
+            j.beginObject().field("key", key).name("value").beginObject().name("intValue").quotedValue(value)
                     .endObject().endObject();
         }
     }

@@ -4,7 +4,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,6 +32,8 @@ final class SpanExporter implements AutoCloseable {
     private final int batchSize;
     private final long flushIntervalNanos;
     private final HttpClient http;
+    /** The batch being sent, encoded in place; reused (sends are synchronous, so it is free again after each). */
+    private final JsonText body = new JsonText(64 * 1024);
     private final Thread thread;
     private final LongAdder exported = new LongAdder();
     private final LongAdder droppedQueueFull = new LongAdder();
@@ -93,12 +94,12 @@ final class SpanExporter implements AutoCloseable {
             return;
         }
         try {
-            byte[] body = encoder.encode(batch).getBytes(StandardCharsets.UTF_8);
+            encoder.encode(batch, body);
             // Generous: on a saturated machine a late batch is better than a lost one, and the queue bounds memory.
             HttpRequest request = HttpRequest.newBuilder(endpoint)
                     .timeout(Duration.ofSeconds(10))
                     .header("Content-Type", encoder.contentType())
-                    .POST(HttpRequest.BodyPublishers.ofByteArray(body))
+                    .POST(HttpRequest.BodyPublishers.ofByteArray(body.array(), 0, body.length()))
                     .build();
             HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
             if (response.statusCode() / 100 == 2) {

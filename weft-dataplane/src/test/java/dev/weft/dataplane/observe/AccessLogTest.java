@@ -14,7 +14,7 @@ class AccessLogTest {
 
     @Test
     void aLineIsOneJsonObjectWithTraceRouteEndpointStatusBytesAndDurations() throws Exception {
-        StringBuilder sb = new StringBuilder();
+        JsonText sb = new JsonText(64);
         AccessLog.format(SpanEncoderTest.finishedOutbound(), sb);
         assertThat(sb.toString()).doesNotContain("\n");
         JsonNode line = new ObjectMapper().readTree(sb.toString());
