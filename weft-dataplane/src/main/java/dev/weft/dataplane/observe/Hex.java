@@ -14,6 +14,14 @@ final class Hex {
         }
     }
 
+    /** Writes {@code v} as 16 hex digits (ASCII bytes) at {@code at}. */
+    static void write(long v, byte[] out, int at) {
+        for (int i = 15; i >= 0; i--) {
+            out[at + i] = (byte) DIGITS[(int) (v & 0xf)];
+            v >>>= 4;
+        }
+    }
+
     static String of(long v) {
         char[] c = new char[16];
         write(v, c, 0);

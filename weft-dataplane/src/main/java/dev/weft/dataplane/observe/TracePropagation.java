@@ -2,6 +2,7 @@ package dev.weft.dataplane.observe;
 
 import dev.weft.dataplane.observe.ObservabilityConfig.Propagation;
 
+import java.nio.charset.StandardCharsets;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -204,8 +205,10 @@ final class TracePropagation {
         }
     }
 
+    // Built as Latin-1 bytes: a String made from bytes takes them as they are, where one made from a char[] first
+    // compresses the chars into a second array. Two of these are written on every request.
     static String traceparent(long hi, long lo, long span, boolean sampled) {
-        char[] c = new char[55];
+        byte[] c = new byte[55];
         c[0] = '0';
         c[1] = '0';
         c[2] = '-';
@@ -215,14 +218,14 @@ final class TracePropagation {
         Hex.write(span, c, 36);
         c[52] = '-';
         c[53] = '0';
-        c[54] = sampled ? '1' : '0';
-        return new String(c);
+        c[54] = (byte) (sampled ? '1' : '0');
+        return new String(c, StandardCharsets.ISO_8859_1);
     }
 
     /** 64-bit trace ids stay 64-bit in B3, so B3-only tracers see the id they sent. */
     static String b3(long hi, long lo, long span, boolean sampled) {
         int idLen = hi == 0 ? 16 : 32;
-        char[] c = new char[idLen + 19];
+        byte[] c = new byte[idLen + 19];
         if (hi != 0) {
             Hex.write(hi, c, 0);
         }
@@ -230,8 +233,8 @@ final class TracePropagation {
         c[idLen] = '-';
         Hex.write(span, c, idLen + 1);
         c[idLen + 17] = '-';
-        c[idLen + 18] = sampled ? '1' : '0';
-        return new String(c);
+        c[idLen + 18] = (byte) (sampled ? '1' : '0');
+        return new String(c, StandardCharsets.ISO_8859_1);
     }
 
     private static long nonZero(ThreadLocalRandom random) {

@@ -151,8 +151,13 @@ public final class HttpUpstream implements Upstream {
 
         @Override
         public void sendHead(HttpRequest in, String authority, String clientAddress, ByteBuf body, boolean endStream) {
-            HttpRequest head = new DefaultHttpRequest(HttpVersion.HTTP_1_1, in.method(), in.uri());
-            ProxyHeaders.forward(in.headers(), true, clientAddress, head.headers()::add);
+            HttpRequest head;
+            if (in instanceof ProxyHeaders.ForwardedRequest ready) {
+                head = ready; // built for this hop from a WMP request: already filtered, used once
+            } else {
+                head = new DefaultHttpRequest(HttpVersion.HTTP_1_1, in.method(), in.uri());
+                ProxyHeaders.forward(in.headers(), true, clientAddress, head.headers()::add);
+            }
             head.headers().set(HttpHeaderNames.HOST, authority);
             if (endStream) {
                 // The whole body is here: a fixed length is cheaper for the upstream than chunking.
