@@ -25,9 +25,9 @@ import java.util.concurrent.TimeUnit;
 public final class Bench {
     /** Every data plane the bench knows, in the order the tables list them. */
     public static final List<String> ALL_PLANES =
-            List.of("direct", "weft", "weft-bare", "weft-vt", "weft-http1", "nginx", "haproxy", "caddy");
+            List.of("direct", "weft", "weft-bare", "weft-1w", "weft-vt", "weft-http1", "nginx", "haproxy", "caddy");
     /** The data planes of the per-hop measurement: of Weft's variants only weft-bare, which prices observability. */
-    static final List<String> HOP_PLANES = List.of("direct", "weft", "weft-bare", "nginx", "haproxy", "caddy");
+    static final List<String> HOP_PLANES = List.of("direct", "weft", "weft-bare", "weft-1w", "nginx", "haproxy", "caddy");
 
     /**
      * @param sections         any of mesh, hop, jmh
@@ -219,6 +219,7 @@ public final class Bench {
             // Observability off: the same-run baseline for the observability overhead (issue 6's 5% budget).
             case "weft-bare" -> new WeftDataPlane("weft-bare", "event-loop", null, sidecarJvm,
                     List.of("--tracing", "off", "--metrics", "off"));
+            case "weft-1w" -> new WeftDataPlane("weft-1w", "event-loop", null, sidecarJvm, List.of("--workers", "1"));
             default -> new PeerDataPlane(PeerDataPlane.Peer.named(name));
         };
     }
