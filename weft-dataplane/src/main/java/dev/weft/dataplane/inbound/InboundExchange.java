@@ -244,12 +244,17 @@ final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamLi
     }
 
     @Override
+    public boolean filtersResponseHeaders() {
+        return true;
+    }
+
+    @Override
     public void relay() {
         if (finished || head == null) {
             return;
         }
-        WmpHeaders headers = new WmpHeaders(head.headers().size());
-        head.headers().forEach(e -> headers.add(e.getKey(), e.getValue()));
+        // The app's own head: filtered and converted in one pass (see filtersResponseHeaders).
+        WmpHeaders headers = ProxyHeaders.toWmp(head.headers(), false, null);
         ByteBuf body = headBody;
         headBody = null;
         head = null;

@@ -259,6 +259,9 @@ public final class HttpUpstream implements Upstream {
 
         /** The answer head with hop-by-hop headers dropped and this hop added to Via. */
         private HttpResponse forwardedHead(HttpResponse in) {
+            if (listener.filtersResponseHeaders()) {
+                return in;
+            }
             HttpResponse out = new io.netty.handler.codec.http.DefaultHttpResponse(HttpVersion.HTTP_1_1, in.status());
             ProxyHeaders.forward(in.headers(), false, null, out.headers()::add);
             return out;

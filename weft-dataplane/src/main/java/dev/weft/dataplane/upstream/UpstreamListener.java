@@ -9,8 +9,20 @@ import io.netty.handler.codec.http.HttpResponse;
  */
 public interface UpstreamListener {
 
-    /** The answer's head, with its first body chunk (the whole body when {@code endStream}). */
+    /**
+     * The answer's head, with its first body chunk (the whole body when {@code endStream}). Its headers are already
+     * filtered for the next hop ({@code ProxyHeaders.forward}), unless {@link #filtersResponseHeaders()}.
+     */
     void onResponseHead(HttpResponse head, ByteBuf body, boolean endStream);
+
+    /**
+     * True when this listener converts the answer's headers to another format anyway and applies the forwarding
+     * rules in that same pass: an HTTP/1.1 upstream then hands over the head as it was received, instead of first
+     * building a filtered copy (the provider side turns the app's answer into WMP, one copy instead of two).
+     */
+    default boolean filtersResponseHeaders() {
+        return false;
+    }
 
     void onResponseData(ByteBuf body, boolean endStream);
 
