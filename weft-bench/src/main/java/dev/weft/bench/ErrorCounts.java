@@ -9,17 +9,22 @@ import java.util.stream.Collectors;
  * Failed requests of a measured run, by kind.
  *
  * @param byStatus   answers whose status was not 200, by status code (503 is the providers' back-pressure)
+ * @param byOrigin   the same answers by status and who produced them: {@code "503 provider small"} (the provider's
+ *                   own limit), {@code "503 mesh no-capacity"} (a sidecar, with the kind it named in
+ *                   {@code x-weft-error}), {@code "502 front"} (the process the generator talks to)
  * @param wrongBody  200 answers whose body was not {@code String.valueOf(data.hashCode())}
  * @param connection connections that failed to open, or closed with a request outstanding
  * @param timeout    requests with no answer within the generator's timeout
  */
-public record ErrorCounts(SortedMap<Integer, Long> byStatus, long wrongBody, long connection, long timeout) {
+public record ErrorCounts(SortedMap<Integer, Long> byStatus, SortedMap<String, Long> byOrigin, long wrongBody,
+                          long connection, long timeout) {
     public ErrorCounts {
         byStatus = java.util.Collections.unmodifiableSortedMap(new TreeMap<>(byStatus));
+        byOrigin = java.util.Collections.unmodifiableSortedMap(new TreeMap<>(byOrigin));
     }
 
     public static ErrorCounts none() {
-        return new ErrorCounts(new TreeMap<>(), 0, 0, 0);
+        return new ErrorCounts(new TreeMap<>(), new TreeMap<>(), 0, 0, 0);
     }
 
     public long byStatusTotal() {
@@ -38,6 +43,10 @@ public record ErrorCounts(SortedMap<Integer, Long> byStatus, long wrongBody, lon
         String statuses = byStatus.isEmpty() ? "status: 0" : byStatus.entrySet().stream()
                 .map((Map.Entry<Integer, Long> e) -> "status " + e.getKey() + ": " + e.getValue())
                 .collect(Collectors.joining(", "));
-        return statuses + ", wrong body: " + wrongBody + ", connection: " + connection + ", timeout: " + timeout;
+        String origins = byOrigin.isEmpty() ? "" : " (by origin: " + byOrigin.entrySet().stream()
+                .map((Map.Entry<String, Long> e) -> e.getKey() + ": " + e.getValue())
+                .collect(Collectors.joining(", ")) + ")";
+        return statuses + ", wrong body: " + wrongBody + ", connection: " + connection + ", timeout: " + timeout
+                + origins;
     }
 }

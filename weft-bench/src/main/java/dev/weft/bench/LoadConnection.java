@@ -88,7 +88,7 @@ final class LoadConnection extends SimpleChannelInboundHandler<FullHttpResponse>
         timer.cancel(false);
         int status = response.status().code();
         if (status != 200) {
-            run.stats().badStatus(status);
+            run.stats().badStatus(status, originOf(response));
         } else if (!response.content().toString(StandardCharsets.UTF_8).equals(expected)) {
             run.stats().wrongBody();
         } else {
@@ -99,6 +99,19 @@ final class LoadConnection extends SimpleChannelInboundHandler<FullHttpResponse>
         } else {
             sendNext(ctx);
         }
+    }
+
+    /**
+     * Who produced a non-200 answer: a sidecar names its error kind in {@code x-weft-error}, the example provider
+     * names itself in {@code x-provider}, and anything else came from the process the generator talks to.
+     */
+    static String originOf(FullHttpResponse response) {
+        String mesh = response.headers().get("x-weft-error");
+        if (mesh != null) {
+            return "mesh " + mesh;
+        }
+        String provider = response.headers().get("x-provider");
+        return provider != null ? "provider " + provider : "front";
     }
 
     @Override

@@ -19,6 +19,7 @@ final class LoadStats {
     private final Recorder latency = new Recorder(MAX_MICROS, 3);
     private final LongAdder successes = new LongAdder();
     private final ConcurrentHashMap<Integer, LongAdder> byStatus = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, LongAdder> byOrigin = new ConcurrentHashMap<>();
     private final LongAdder wrongBody = new LongAdder();
     private final LongAdder connection = new LongAdder();
     private final LongAdder timeout = new LongAdder();
@@ -34,10 +35,12 @@ final class LoadStats {
         }
     }
 
-    void badStatus(int status) {
+    /** @param origin who answered, e.g. {@code mesh no-capacity} or {@code provider small} */
+    void badStatus(int status, String origin) {
         progressErrors.increment();
         if (measuring) {
             byStatus.computeIfAbsent(status, s -> new LongAdder()).increment();
+            byOrigin.computeIfAbsent(status + " " + origin, s -> new LongAdder()).increment();
         }
     }
 
@@ -74,7 +77,9 @@ final class LoadStats {
     ErrorCounts errors() {
         TreeMap<Integer, Long> statuses = new TreeMap<>();
         byStatus.forEach((status, count) -> statuses.put(status, count.sum()));
-        return new ErrorCounts(statuses, wrongBody.sum(), connection.sum(), timeout.sum());
+        TreeMap<String, Long> origins = new TreeMap<>();
+        byOrigin.forEach((origin, count) -> origins.put(origin, count.sum()));
+        return new ErrorCounts(statuses, origins, wrongBody.sum(), connection.sum(), timeout.sum());
     }
 
     long measuredErrors() {

@@ -34,6 +34,9 @@ class LoadGeneratorErrorsTest {
 
             assertThat(result.errors().byStatus()).containsOnlyKeys(503);
             assertThat(result.errors().byStatus().get(503)).isPositive();
+            assertThat(result.errors().byOrigin()).as("the provider named itself in x-provider")
+                    .containsOnlyKeys("503 provider tiny");
+            assertThat(result.errors().byOrigin().get("503 provider tiny")).isEqualTo(result.errors().byStatus().get(503));
             assertThat(result.successes()).isPositive();
             assertThat(result.errors().wrongBody() + result.errors().connection() + result.errors().timeout()).isZero();
             assertThat(result.errors().describe()).startsWith("status 503: ");

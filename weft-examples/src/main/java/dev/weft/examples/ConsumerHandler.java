@@ -149,6 +149,11 @@ final class ConsumerHandler extends ChannelInboundHandlerAdapter {
             if (provider != null) {
                 response.headers().set("x-provider", provider);
             }
+            // A sidecar's own error names its kind; passed on so the caller can tell it from the provider's status.
+            String meshError = fromProvider.headers().get("x-weft-error");
+            if (meshError != null) {
+                response.headers().set("x-weft-error", meshError);
+            }
             HttpUtil.setContentLength(response, response.content().readableBytes());
             if (!keepAlive) {
                 response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
