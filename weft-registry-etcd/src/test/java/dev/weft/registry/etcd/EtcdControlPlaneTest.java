@@ -220,6 +220,29 @@ class EtcdControlPlaneTest {
     }
 
     @Test
+    void over_tls_the_control_plane_starts_with_a_client_certificate_and_without_one_says_why_it_cannot()
+            throws Exception {
+        TestCertificates pki = new TestCertificates(etcd.tempDir("pki"), "weft-test");
+        TestCertificates.Issued server = pki.server("etcd");
+        TestCertificates.Issued client = pki.client("weft-control");
+        EtcdCluster cluster = etcd.tls(new EtcdCluster.Tls(server.cert(), server.key(), pki.caFile));
+
+        assertThatThrownBy(() -> ControlBackendProvider.open(cluster.url() + "?ca=" + pki.caFile,
+                Duration.ofSeconds(1)))
+                .isInstanceOf(IOException.class)
+                .hasMessageContaining("bad_certificate")
+                .hasMessageContaining("check the TLS options");
+
+        control = new ControlPlane();
+        InetSocketAddress bound = control.start(new InetSocketAddress("127.0.0.1", 0), ControlBackendProvider.open(
+                cluster.url() + "?ca=" + pki.caFile + "&cert=" + client.cert() + "&key=" + client.key(),
+                Duration.ofSeconds(10)));
+        base = "http://127.0.0.1:" + bound.getPort();
+        assertThat(send("PUT", "/v1/policies/p", "services: {}\n").statusCode()).isEqualTo(200);
+        assertThat(get("/v1/health").path("status").asText()).isEqualTo("ok");
+    }
+
+    @Test
     void a_control_plane_cannot_start_on_an_etcd_it_cannot_reach_and_says_which() throws Exception {
         int port;
         try (ServerSocket s = new ServerSocket(0)) {
