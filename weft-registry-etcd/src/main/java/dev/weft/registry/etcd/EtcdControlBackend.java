@@ -15,18 +15,21 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import java.util.function.LongFunction;
 import java.util.function.Supplier;
 
 /**
@@ -223,14 +226,14 @@ final class EtcdControlBackend implements ControlBackend {
     @Override
     public CompletableFuture<List<LeaseInfo>> leases() {
         return listServices().thenCompose(listed -> {
-            TreeMap<Long, Boolean> ids = new TreeMap<>();
+            Set<Long> ids = new TreeSet<>();
             for (KeyValue kv : listed.getKvs()) {
                 if (kv.getLease() != 0 && endpointName(kv.getKey()) != null) {
-                    ids.put(kv.getLease(), true);
+                    ids.add(kv.getLease());
                 }
             }
             List<CompletableFuture<LeaseInfo>> each = new ArrayList<>();
-            for (long id : ids.keySet()) {
+            for (long id : ids) {
                 each.add(call("read lease " + hex(id), () -> etcd.client().getLeaseClient()
                         .timeToLive(id, LeaseOption.builder().withAttachedKeys().build()))
                         .thenApply(t -> new LeaseInfo(hex(id), TimeUnit.SECONDS.toMillis(t.getGrantedTTL()),
@@ -245,8 +248,8 @@ final class EtcdControlBackend implements ControlBackend {
     @Override
     public CompletableFuture<Counts> counts() {
         return listServices().thenApply(listed -> {
-            java.util.Set<String> services = new java.util.HashSet<>();
-            java.util.Set<Long> leases = new java.util.HashSet<>();
+            Set<String> services = new HashSet<>();
+            Set<Long> leases = new HashSet<>();
             for (KeyValue kv : listed.getKvs()) {
                 String name = endpointName(kv.getKey());
                 if (name != null) {
@@ -444,7 +447,7 @@ final class EtcdControlBackend implements ControlBackend {
     }
 
     /** Runs {@code op} with the etcd lease id of {@code hex}; 404 unknown-lease if no lease can have that id. */
-    private static <T> CompletableFuture<T> onLease(String hex, java.util.function.LongFunction<CompletableFuture<T>> op) {
+    private static <T> CompletableFuture<T> onLease(String hex, LongFunction<CompletableFuture<T>> op) {
         if (hex == null || hex.length() != 16 || !hex.chars().allMatch(c -> Character.digit(c, 16) >= 0)
                 || HexFormat.fromHexDigitsToLong(hex) <= 0) {
             return CompletableFuture.failedFuture(ControlException.unknownLease(hex));
