@@ -82,6 +82,12 @@ public interface DataPlane {
         /** The registry URL the Weft sidecars use. */
         String registry();
 
+        /**
+         * Where Weft sidecars post spans: the demo's control plane when the registry is not that control plane (etcd);
+         * null when the sidecars' default (the control plane of their weft:// registry) already is.
+         */
+        String traceEndpoint();
+
         Duration startTimeout();
 
         /**

@@ -26,7 +26,8 @@ public final class DemoCommand implements Callable<Integer> {
     Duration warmup;
 
     @Option(names = "--registry", paramLabel = "URL",
-            description = "Use this registry (e.g. etcd://127.0.0.1:2379) instead of starting weft control.")
+            description = "Keep the registry in this store (e.g. etcd://127.0.0.1:2379): the sidecars use it directly,"
+                    + " and the demo's control plane runs on it (weft control --registry) and collects their spans.")
     String registry;
 
     @Option(names = "--keep-logs", description = "Keep the run directory after a clean run (always kept on failure).")

@@ -227,6 +227,7 @@ public final class Experiment implements AutoCloseable {
     private final Thread shutdownHook = new Thread(() -> children.stopAll(STOP_GRACE), "weft-demo-shutdown");
     private Path runDir;
     private String registry;
+    private String traceEndpoint;
     private Topology topology;
     private boolean failed;
     private boolean keepLogs;
@@ -320,7 +321,11 @@ public final class Experiment implements AutoCloseable {
     private Topology startTopology() throws ExperimentException, InterruptedException {
         DataPlane plane = settings.dataPlane();
         if (plane.usesRegistry()) {
-            registry = settings.registry() != null ? settings.registry() : "weft://" + startControlPlane();
+            // The control plane runs either way: on the given registry (etcd) it serves the same API from there, and
+            // collects the sidecars' spans (./weft trace), which stay in its memory.
+            String control = startControlPlane(settings.registry());
+            registry = settings.registry() != null ? settings.registry() : "weft://" + control;
+            traceEndpoint = settings.registry() != null ? "http://" + control + "/api/v2/spans" : null;
         }
         Launcher launcher = new Launcher();
         // The capacity each provider-side proxy enforces (and the consumer side honours); 0 = none.
@@ -372,13 +377,24 @@ public final class Experiment implements AutoCloseable {
     }
 
     /** @return the control plane's {@code HOST:PORT}, as it printed it */
-    private String startControlPlane() throws ExperimentException, InterruptedException {
+    /** A registry URL without its options, which may hold a password. */
+    private static String redact(String url) {
+        int q = url.indexOf('?');
+        return q < 0 ? url : url.substring(0, q) + "?...";
+    }
+
+    /** @param external a registry URL to keep the control plane's state in, or null for its own data dir */
+    private String startControlPlane(String external) throws ExperimentException, InterruptedException {
         Path dataDir = runDir.resolve("control-data");
-        ChildProcess control = launchJvm("control plane", "control.log", List.of(), List.of(),
-                "control", "--listen", LOOPBACK + ":0", "--data-dir", dataDir.toString());
+        ChildProcess control = external == null
+                ? launchJvm("control plane", "control.log", List.of(), List.of(),
+                        "control", "--listen", LOOPBACK + ":0", "--data-dir", dataDir.toString())
+                : launchJvm("control plane", "control.log", List.of(), List.of(),
+                        "control", "--listen", LOOPBACK + ":0", "--registry", external);
         String address = control.awaitOutput(CONTROL_READY, "weft control listening on HOST:PORT",
                 settings.startTimeout()).group(1);
-        say("control plane ready on " + address + " (pid " + control.pid() + ")");
+        say("control plane ready on " + address + (external == null ? "" : " (state in " + redact(external) + ")")
+                + " (pid " + control.pid() + ")");
         return address;
     }
 
@@ -443,6 +459,11 @@ public final class Experiment implements AutoCloseable {
         @Override
         public String registry() {
             return registry;
+        }
+
+        @Override
+        public String traceEndpoint() {
+            return traceEndpoint;
         }
 
         @Override

@@ -94,6 +94,9 @@ public record WeftDataPlane(String name, String collaborator, String meshProtoco
         if (meshProtocol != null) {
             command.addAll(List.of("--mesh-protocol", meshProtocol));
         }
+        if (ctx.traceEndpoint() != null) {
+            command.addAll(List.of("--trace-endpoint", ctx.traceEndpoint()));
+        }
         command.addAll(extraArgs);
         List<Integer> bound = new ArrayList<>(List.of(inbound, admin));
         bound.addAll(extraPorts);

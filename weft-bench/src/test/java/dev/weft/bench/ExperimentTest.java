@@ -62,14 +62,17 @@ class ExperimentTest {
     }
 
     @Test
-    void skipsTheControlPlaneWhenGivenAnExternalRegistry() {
-        // Nothing listens on port 1, so the fake sidecar cannot register; what matters is that no control plane
-        // was started and the registry URL reached the sidecar.
+    void runsTheControlPlaneOnAnExternalRegistryAndGivesTheSidecarsBoth() throws Exception {
+        // Nothing listens on port 1, so the fake sidecar cannot register; what matters is that the control plane was
+        // started on the given registry, and that the sidecar got the registry and the control plane for its spans.
         assertThatThrownBy(() -> Experiment.run(shortRun().withRegistry("weft://127.0.0.1:1")
                 .withStartTimeout(Duration.ofSeconds(15))))
                 .isInstanceOf(ExperimentException.class)
                 .hasMessageContaining("sidecar-provider-small");
-        assertThat(runDir.resolve("control.log")).doesNotExist();
-        assertThat(runDir.resolve("provider-small.log")).exists();
+        assertThat(Files.readString(runDir.resolve("control.log"))).contains("control --listen 127.0.0.1:0"
+                + " --registry weft://127.0.0.1:1");
+        assertThat(Files.readString(runDir.resolve("sidecar-provider-small.log")))
+                .contains("--registry weft://127.0.0.1:1")
+                .containsPattern("--trace-endpoint http://127\\.0\\.0\\.1:\\d+/api/v2/spans");
     }
 }

@@ -16,10 +16,13 @@ import java.util.concurrent.CountDownLatch;
  * {@code weft control}: runs the control plane until SIGTERM or SIGINT.
  *
  * <p>Prints exactly one line to stdout, {@code weft control listening on HOST:PORT}, once the port is bound;
- * scripts and tests read the port from it when {@code --listen} asks for port 0.
+ * scripts and tests read the port from it when {@code --listen} asks for port 0. With {@code --registry}, an
+ * unreachable store at start is an error (status 1, after {@code --registry-timeout}) rather than a control plane that
+ * answers 503 to everything: a supervisor restarting it is easier to read than one that looks up but is not.
  */
 @Command(name = "control", mixinStandardHelpOptions = true,
-        description = "Runs the control plane: the embedded service registry sidecars register with and watch.")
+        description = "Runs the control plane: the registry API sidecars register with and watch, and the span"
+                + " collector. State lives in --data-dir, or in etcd with --registry etcd://...")
 public final class ControlCommand implements Callable<Integer> {
 
     @Option(names = "--listen", defaultValue = "127.0.0.1:7700", paramLabel = "HOST:PORT",
@@ -28,8 +31,22 @@ public final class ControlCommand implements Callable<Integer> {
     InetSocketAddress listen;
 
     @Option(names = "--data-dir", defaultValue = "./.weft/control", paramLabel = "DIR",
-            description = "Where registrations and leases are kept across restarts (default: ${DEFAULT-VALUE}).")
+            description = "Where registrations and leases are kept across restarts (default: ${DEFAULT-VALUE});"
+                    + " not used with --registry.")
     Path dataDir;
+
+    @Option(names = "--registry", paramLabel = "URL",
+            description = "Keep registrations and policies in this store instead of --data-dir, e.g."
+                    + " etcd://h1:2379,h2:2379,h3:2379 (same options as the sidecar's: tls, ca, cert, key, user,"
+                    + " password-file, prefix). The API stays the same; spans stay in memory. Default: the embedded"
+                    + " store.")
+    String registry;
+
+    @Option(names = "--registry-timeout", defaultValue = "10s", paramLabel = "DURATION",
+            converter = dev.weft.control.cli.Durations.class,
+            description = "How long to keep trying to reach --registry at start before exiting with status 1"
+                    + " (default: ${DEFAULT-VALUE}).")
+    java.time.Duration registryTimeout;
 
     @Option(names = "--trace-store-spans", defaultValue = "" + ControlPlane.DEFAULT_TRACE_STORE_SPANS, paramLabel = "N",
             description = "Spans kept in memory for ./weft trace (Zipkin API under /api/v2); oldest traces are evicted"
@@ -48,7 +65,18 @@ public final class ControlCommand implements Callable<Integer> {
         ControlPlane control = new ControlPlane(ControlPlane.DEFAULT_WATCH_HEARTBEAT, traceStoreSpans);
         InetSocketAddress bound;
         try {
-            bound = control.start(listen, dataDir);
+            if (registry == null) {
+                bound = control.start(listen, dataDir);
+            } else {
+                ControlBackend backend;
+                try {
+                    backend = ControlBackendProvider.open(registry, registryTimeout);
+                } catch (IllegalArgumentException e) {
+                    throw new CommandLine.ParameterException(spec.commandLine(), "invalid --registry: "
+                            + e.getMessage());
+                }
+                bound = control.start(listen, backend);
+            }
         } catch (java.io.IOException e) {
             spec.commandLine().getErr().println("weft control: " + e.getMessage());
             return 1;

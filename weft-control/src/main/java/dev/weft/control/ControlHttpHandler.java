@@ -55,27 +55,25 @@ final class ControlHttpHandler extends SimpleChannelInboundHandler<FullHttpReque
     private static final Pattern ENDPOINT_ID = Pattern.compile("[A-Za-z0-9\\[][A-Za-z0-9._:@\\[\\]-]{0,252}");
     private static final byte[] HEARTBEAT = ControlJson.line(new ControlJson.Heartbeat("heartbeat"));
     static final String API_PREFIX = "/api/";
-    private static final String ROUTES = "GET /v1/health, PUT /v1/leases, GET /v1/leases, DELETE /v1/leases/{id},"
+    private static final String ROUTES = "GET /metrics, GET /v1/health, PUT /v1/leases, GET /v1/leases, DELETE /v1/leases/{id},"
             + " PUT /v1/leases/{id}/keepalive, GET /v1/services, GET /v1/services/{service},"
             + " PUT|DELETE /v1/services/{service}/endpoints/{id}, GET /v1/watch/{service}?revision=N";
 
-    private final RegistryStore store;
+    private final ControlBackend store;
     private final Duration heartbeatInterval;
-    private final String dataDir;
     /** Span collection and trace queries under /api/v2; null when the control plane collects no spans. */
     private final TraceApi traces;
 
     // Watch state; set once the connection becomes a watch stream.
     private String watchedService;
-    private WatchSink sink;
+    private ControlBackend.WatchSink sink;
     private ScheduledFuture<?> heartbeat;
     private byte[] pendingSnapshot;
 
-    ControlHttpHandler(RegistryStore store, Duration heartbeatInterval, String dataDir, TraceApi traces) {
+    ControlHttpHandler(ControlBackend store, Duration heartbeatInterval, TraceApi traces) {
         super(FullHttpRequest.class, true);
         this.store = store;
         this.heartbeatInterval = heartbeatInterval;
-        this.dataDir = dataDir;
         this.traces = traces;
     }
 
@@ -98,6 +96,10 @@ final class ControlHttpHandler extends SimpleChannelInboundHandler<FullHttpReque
             traceApi(ctx, req, uri, keepAlive);
             return;
         }
+        if (uri.path().equals("/metrics")) {
+            writeMetrics(ctx, req.method(), keepAlive);
+            return;
+        }
         String body = req.content().toString(StandardCharsets.UTF_8);
         ctx.channel().config().setAutoRead(false);
         try {
@@ -118,7 +120,7 @@ final class ControlHttpHandler extends SimpleChannelInboundHandler<FullHttpReque
             case "health" -> {
                 if (p.size() != 2) throw notFound(method, path);
                 allow(method, path, HttpMethod.GET);
-                reply(ctx, store.health(dataDir), Function.identity(), keepAlive);
+                reply(ctx, store.counts(), n -> ControlJson.Health.of(store.connectivity(), n), keepAlive);
             }
             case "leases" -> {
                 if (p.size() == 2) {
@@ -248,6 +250,36 @@ final class ControlHttpHandler extends SimpleChannelInboundHandler<FullHttpReque
         }
         throw ControlException.badRequest("invalid revision '" + values.getFirst()
                 + "' (expected a revision number >= 0 from an earlier snapshot, or no revision parameter)");
+    }
+
+    /**
+     * Prometheus text: whether the store answers and how many API operations it failed, so an operator can alert on
+     * an etcd outage seen from the control plane. Answered from local counters: it works while the store is away.
+     */
+    private void writeMetrics(ChannelHandlerContext ctx, HttpMethod method, boolean keepAlive) {
+        if (!method.equals(HttpMethod.GET)) {
+            writeError(ctx, new ControlException(405, "method-not-allowed", "method " + method
+                    + " not allowed on /metrics (allowed: GET)"), keepAlive);
+            return;
+        }
+        ControlBackend.Connectivity c = store.connectivity();
+        String label = "{backend=\"" + c.backend() + "\"}";
+        String text = "# HELP weft_control_registry_up Whether the control plane's store took its last operation.\n"
+                + "# TYPE weft_control_registry_up gauge\n"
+                + "weft_control_registry_up" + label + " " + (c.connected() ? 1 : 0) + "\n"
+                + "# HELP weft_control_registry_errors_total API operations that failed because the store did not"
+                + " take them (etcd unreachable, disk full).\n"
+                + "# TYPE weft_control_registry_errors_total counter\n"
+                + "weft_control_registry_errors_total" + label + " " + c.errors() + "\n";
+        byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+        FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK,
+                Unpooled.wrappedBuffer(bytes));
+        response.headers()
+                .set(HttpHeaderNames.CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")
+                .setInt(HttpHeaderNames.CONTENT_LENGTH, bytes.length);
+        HttpUtil.setKeepAlive(response, keepAlive);
+        ctx.writeAndFlush(response).addListener(keepAlive ? ChannelFutureListener.CLOSE_ON_FAILURE
+                : ChannelFutureListener.CLOSE);
     }
 
     // --- unary replies ---

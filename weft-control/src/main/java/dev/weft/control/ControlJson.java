@@ -27,26 +27,29 @@ final class ControlJson {
 
     record LeaseRequest(Long ttlMillis) {}
 
-    record LeaseGrant(String leaseId, long ttlMillis) {}
-
-    record KeepAlive(String leaseId, long ttlMillis, int endpoints) {}
-
     record EndpointRequest(String service, String id, String host, Integer port, Integer weight, Integer capacity,
                            Map<String, String> metadata, String leaseId) {}
 
     record SnapshotMessage(String type, String service, long revision, List<Endpoint> endpoints) {
-        static SnapshotMessage of(RegistryState.Snapshot s) {
+        static SnapshotMessage of(ControlBackend.ServiceSnapshot s) {
             return new SnapshotMessage("snapshot", s.service(), s.revision(), s.endpoints());
         }
     }
 
     record Heartbeat(String type) {}
 
-    record ServiceList(long revision, List<RegistryState.ServiceSummary> services) {}
+    record LeaseList(List<ControlBackend.LeaseInfo> leases) {}
 
-    record LeaseList(List<RegistryState.LeaseInfo> leases) {}
-
-    record Health(String status, long revision, int services, int leases, int watchers, String dataDir) {}
+    /** {@code dataDir} only for the embedded backend (and kept for the clients that read it before there was another). */
+    @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
+    record Health(String status, String backend, String store, long revision, int services, int leases,
+                  int watchers, long errors, String lastError, String dataDir) {
+        static Health of(ControlBackend.Connectivity c, ControlBackend.Counts n) {
+            return new Health(c.connected() ? "ok" : "degraded", c.backend(), c.store(), n.revision(), n.services(),
+                    n.leases(), n.watchers(), c.errors(), c.lastError(),
+                    c.backend().equals("embedded") ? c.store() : null);
+        }
+    }
 
     record Error(String error, String code) {}
 

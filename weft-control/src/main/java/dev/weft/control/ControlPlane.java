@@ -45,8 +45,9 @@ import java.util.concurrent.TimeUnit;
  * control.close();
  * }</pre>
  *
- * <p>Threading: two event-loop threads ("weft-control-N") serve connections; all registry state lives on the single
- * store thread of {@link RegistryStore}; collected spans live on the single "weft-control-spans" thread of
+ * <p>Where registrations and policies live is the {@link ControlBackend}: the data dir by default (all registry state
+ * on the single store thread of {@link RegistryStore}), or an external store such as etcd. Threading: two event-loop
+ * threads ("weft-control-N") serve connections; collected spans live on the single "weft-control-spans" thread of
  * {@link TraceApi}. {@link #start} and {@link #close} may be called from any thread.
  */
 public final class ControlPlane implements AutoCloseable {
@@ -58,7 +59,7 @@ public final class ControlPlane implements AutoCloseable {
 
     private final Duration watchHeartbeat;
     private final int traceStoreSpans;
-    private RegistryStore store;
+    private ControlBackend store;
     private TraceApi traces;
     private EventLoopGroup group;
     private ChannelGroup channels;
@@ -86,7 +87,7 @@ public final class ControlPlane implements AutoCloseable {
     }
 
     /**
-     * Restores state from {@code dataDir} (created if missing) and starts serving.
+     * Restores state from {@code dataDir} (created if missing) and starts serving from it: the embedded backend.
      *
      * @param listen where to listen; port 0 picks a free port
      * @return the bound address, with the real port
@@ -98,15 +99,30 @@ public final class ControlPlane implements AutoCloseable {
         if (store != null) {
             throw new IllegalStateException("control plane already started on " + bound);
         }
-        RegistryStore opened = RegistryStore.open(dataDir, System::nanoTime);
+        return start(listen, EmbeddedBackend.open(dataDir));
+    }
+
+    /**
+     * Starts serving the API from {@code backend} (e.g. one opened with {@link ControlBackendProvider#open}). The
+     * control plane owns the backend from here on: it closes it in {@link #close}, or at once if it cannot listen.
+     * Spans stay in this process's memory whatever the backend.
+     *
+     * @throws IOException if the address is taken
+     */
+    public synchronized InetSocketAddress start(InetSocketAddress listen, ControlBackend backend) throws IOException {
+        Objects.requireNonNull(listen, "listen");
+        Objects.requireNonNull(backend, "backend");
+        if (store != null) {
+            backend.close();
+            throw new IllegalStateException("control plane already started on " + bound);
+        }
+        ControlBackend opened = backend;
         TraceApi spans = traceStoreSpans > 0 ? new TraceApi(traceStoreSpans) : null;
-        PolicyStore policies = new PolicyStore(dataDir);
         boolean epoll = Epoll.isAvailable();
         EventLoopGroup loops = new MultiThreadIoEventLoopGroup(2, new DefaultThreadFactory("weft-control", true),
                 epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
         ChannelGroup open = new DefaultChannelGroup("weft-control-connections", GlobalEventExecutor.INSTANCE);
         Class<? extends ServerChannel> channelType = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
-        String dataDirName = dataDir.toAbsolutePath().normalize().toString();
         ServerBootstrap bootstrap = new ServerBootstrap()
                 .group(loops)
                 .channel(channelType)
@@ -124,8 +140,8 @@ public final class ControlPlane implements AutoCloseable {
                                 // Holds back requests that arrived in the same read while the handler has
                                 // auto-read off, so a pipelining client gets its answers in order.
                                 .addLast("one-at-a-time", new FlowControlHandler())
-                                .addLast("policies", new PolicyHttpHandler(policies))
-                                .addLast("api", new ControlHttpHandler(opened, watchHeartbeat, dataDirName, spans));
+                                .addLast("policies", new PolicyHttpHandler(opened))
+                                .addLast("api", new ControlHttpHandler(opened, watchHeartbeat, spans));
                     }
                 });
         ChannelFuture bind = bootstrap.bind(listen).awaitUninterruptibly();

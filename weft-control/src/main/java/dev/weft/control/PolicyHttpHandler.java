@@ -15,11 +15,13 @@ import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.QueryStringDecoder;
 import io.netty.util.concurrent.ScheduledFuture;
 
-import java.io.IOException;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -28,16 +30,17 @@ import java.util.concurrent.TimeUnit;
  * (at once if it already is), or with the unchanged snapshot when the wait runs out. Other paths pass on to the
  * registry API.
  *
- * <p>Thread: the connection's event loop; a waiting poll is answered from whichever thread stored the change, via
- * {@code ctx.executor()}. Buffers: requests are released here once handled (or passed on); responses by the encoder.
+ * <p>Thread: the connection's event loop; answers from the {@link ControlBackend} (a stored change, a waiting poll's
+ * wake-up) arrive on the backend's threads and hop back here through {@code ctx.executor()}. Buffers: requests are
+ * released here once handled (or passed on); responses by the encoder.
  */
 final class PolicyHttpHandler extends ChannelInboundHandlerAdapter {
     private static final String PREFIX = "/v1/policies";
     private static final long MAX_WAIT_SECONDS = 60;
 
-    private final PolicyStore store;
+    private final ControlBackend store;
 
-    PolicyHttpHandler(PolicyStore store) {
+    PolicyHttpHandler(ControlBackend store) {
         this.store = store;
     }
 
@@ -53,6 +56,9 @@ final class PolicyHttpHandler extends ChannelInboundHandlerAdapter {
             ctx.fireChannelRead(msg);
             return;
         }
+        // One request at a time, as in ControlHttpHandler: answers may come from the backend later, and must leave in
+        // request order; write() reads again once the answer is queued.
+        ctx.channel().config().setAutoRead(false);
         try {
             boolean keepAlive = HttpUtil.isKeepAlive(req);
             if (path.equals(PREFIX) && req.method().equals(HttpMethod.GET)) {
@@ -69,11 +75,7 @@ final class PolicyHttpHandler extends ChannelInboundHandlerAdapter {
                     error(ctx, keepAlive, 400, "empty-policy", "empty policy document for '" + name + "'");
                     return;
                 }
-                try {
-                    reply(ctx, keepAlive, 200, store.put(name, doc));
-                } catch (IOException e) {
-                    error(ctx, keepAlive, 503, "storage-failed", "could not persist policy '" + name + "': " + e.getMessage());
-                }
+                answer(ctx, keepAlive, store.putPolicy(name, doc));
             } else {
                 error(ctx, keepAlive, 405, "method-not-allowed", req.method() + " " + path
                         + " (expected GET /v1/policies, PUT or DELETE /v1/policies/NAME)");
@@ -87,13 +89,13 @@ final class PolicyHttpHandler extends ChannelInboundHandlerAdapter {
         long revision = param(uri, "revision", -1);
         long wait = Math.min(MAX_WAIT_SECONDS, parseSeconds(uri.parameters().getOrDefault("wait", java.util.List.of("0")).getFirst()));
         if (wait <= 0) {
-            reply(ctx, keepAlive, 200, store.snapshot());
+            answer(ctx, keepAlive, store.policies());
             return;
         }
         boolean[] done = new boolean[1];
         ScheduledFuture<?>[] timer = new ScheduledFuture<?>[1];
         Runnable[] cancel = new Runnable[1];
-        cancel[0] = store.awaitChange(revision, s -> ctx.executor().execute(() -> {
+        cancel[0] = store.awaitPolicyChange(revision, s -> onEventLoop(ctx, () -> {
             if (!done[0]) {
                 done[0] = true;
                 if (timer[0] != null) {
@@ -107,7 +109,7 @@ final class PolicyHttpHandler extends ChannelInboundHandlerAdapter {
                 if (!done[0]) {
                     done[0] = true;
                     cancel[0].run();
-                    reply(ctx, keepAlive, 200, store.snapshot());
+                    answer(ctx, keepAlive, store.policies());
                 }
             }, wait, TimeUnit.SECONDS);
             ctx.channel().closeFuture().addListener(f -> cancel[0].run());
@@ -131,7 +133,32 @@ final class PolicyHttpHandler extends ChannelInboundHandlerAdapter {
         }
     }
 
-    private void reply(ChannelHandlerContext ctx, boolean keepAlive, int status, PolicyStore.Snapshot s) {
+    /** Answers once the backend completes, from whichever thread it completes on, writing on the event loop. */
+    private void answer(ChannelHandlerContext ctx, boolean keepAlive, CompletableFuture<ControlBackend.Policies> result) {
+        result.whenComplete((s, failure) -> onEventLoop(ctx, () -> {
+            if (failure == null) {
+                reply(ctx, keepAlive, 200, s);
+                return;
+            }
+            Throwable cause = failure instanceof CompletionException && failure.getCause() != null
+                    ? failure.getCause() : failure;
+            if (cause instanceof ControlException e) {
+                error(ctx, keepAlive, e.status(), e.code(), e.getMessage());
+            } else {
+                error(ctx, keepAlive, 500, "internal", "internal error: " + cause);
+            }
+        }));
+    }
+
+    private static void onEventLoop(ChannelHandlerContext ctx, Runnable task) {
+        try {
+            ctx.executor().execute(task);
+        } catch (RejectedExecutionException e) {
+            // The event loop is shutting down with the server; the connection is going away anyway.
+        }
+    }
+
+    private void reply(ChannelHandlerContext ctx, boolean keepAlive, int status, ControlBackend.Policies s) {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("revision", s.revision());
         body.put("policies", s.policies());
@@ -154,6 +181,9 @@ final class PolicyHttpHandler extends ChannelInboundHandlerAdapter {
         var f = ctx.writeAndFlush(r);
         if (!keepAlive) {
             f.addListener(ChannelFutureListener.CLOSE);
+        } else {
+            f.addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+            ctx.channel().config().setAutoRead(true);
         }
     }
 }

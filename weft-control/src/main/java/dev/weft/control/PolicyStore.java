@@ -27,17 +27,15 @@ final class PolicyStore {
     static final String FILE = "policies.json";
     private static final ObjectMapper JSON = JsonMapper.builder().build();
 
-    record Snapshot(long revision, Map<String, String> policies) {}
-
     private final Path file;
     private long revision;
     private final TreeMap<String, String> policies = new TreeMap<>();
-    private final List<Consumer<Snapshot>> waiters = new ArrayList<>();
+    private final List<Consumer<ControlBackend.Policies>> waiters = new ArrayList<>();
 
     PolicyStore(Path dataDir) throws IOException {
         this.file = dataDir.resolve(FILE);
         if (Files.exists(file)) {
-            Snapshot s = JSON.readValue(file.toFile(), Snapshot.class);
+            ControlBackend.Policies s = JSON.readValue(file.toFile(), ControlBackend.Policies.class);
             revision = s.revision();
             if (s.policies() != null) {
                 policies.putAll(s.policies());
@@ -45,14 +43,14 @@ final class PolicyStore {
         }
     }
 
-    synchronized Snapshot snapshot() {
-        return new Snapshot(revision, Map.copyOf(policies));
+    synchronized ControlBackend.Policies snapshot() {
+        return new ControlBackend.Policies(revision, Map.copyOf(policies));
     }
 
     /** Stores (or with null, removes) a document; persisted before watchers hear of it. */
-    Snapshot put(String name, String document) throws IOException {
-        Snapshot s;
-        List<Consumer<Snapshot>> toWake;
+    ControlBackend.Policies put(String name, String document) throws IOException {
+        ControlBackend.Policies s;
+        List<Consumer<ControlBackend.Policies>> toWake;
         synchronized (this) {
             if (document == null) {
                 policies.remove(name);
@@ -60,7 +58,7 @@ final class PolicyStore {
                 policies.put(name, document);
             }
             revision++;
-            s = new Snapshot(revision, Map.copyOf(policies));
+            s = new ControlBackend.Policies(revision, Map.copyOf(policies));
             persist(s);
             toWake = new ArrayList<>(waiters);
             waiters.clear();
@@ -73,8 +71,8 @@ final class PolicyStore {
      * Calls {@code waiter} with the current snapshot at once if it is past {@code revision}, else at the next change.
      * Returns a handle that removes the waiter (for a long poll that timed out or whose client left).
      */
-    Runnable awaitChange(long revision, Consumer<Snapshot> waiter) {
-        Snapshot now;
+    Runnable awaitChange(long revision, Consumer<ControlBackend.Policies> waiter) {
+        ControlBackend.Policies now;
         synchronized (this) {
             if (this.revision == revision) {
                 waiters.add(waiter);
@@ -84,13 +82,13 @@ final class PolicyStore {
                     }
                 };
             }
-            now = new Snapshot(this.revision, Map.copyOf(policies));
+            now = new ControlBackend.Policies(this.revision, Map.copyOf(policies));
         }
         waiter.accept(now);
         return () -> {};
     }
 
-    private void persist(Snapshot s) throws IOException {
+    private void persist(ControlBackend.Policies s) throws IOException {
         Path tmp = file.resolveSibling(FILE + ".tmp");
         Files.write(tmp, JSON.writeValueAsBytes(s));
         try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE)) {

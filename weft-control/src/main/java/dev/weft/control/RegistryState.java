@@ -33,12 +33,6 @@ final class RegistryState {
 
     record EndpointKey(String service, String id) {}
 
-    record Snapshot(String service, long revision, List<Endpoint> endpoints) {}
-
-    record ServiceSummary(String name, int endpoints, long revision) {}
-
-    record LeaseInfo(String id, long ttlMillis, long remainingMillis, List<String> endpoints) {}
-
     /** What a PUT of an endpoint did: nothing, only moved it to another lease (persist, nobody to tell), or changed the list. */
     enum PutResult { UNCHANGED, REBOUND, CHANGED }
 
@@ -213,12 +207,12 @@ final class RegistryState {
     }
 
     /** The service's current list; a service never seen has revision 0 and no endpoints. */
-    Snapshot snapshot(String service) {
+    ControlBackend.ServiceSnapshot snapshot(String service) {
         ServiceEntry entry = services.get(service);
         if (entry == null) {
-            return new Snapshot(service, 0, List.of());
+            return new ControlBackend.ServiceSnapshot(service, 0, List.of());
         }
-        return new Snapshot(service, entry.revision,
+        return new ControlBackend.ServiceSnapshot(service, entry.revision,
                 entry.endpoints.values().stream().map(Bound::endpoint).toList());
     }
 
@@ -227,17 +221,17 @@ final class RegistryState {
         return entry == null ? 0 : entry.revision;
     }
 
-    List<ServiceSummary> services() {
-        List<ServiceSummary> out = new ArrayList<>();
-        services.forEach((name, e) -> out.add(new ServiceSummary(name, e.endpoints.size(), e.revision)));
+    List<ControlBackend.ServiceSummary> services() {
+        List<ControlBackend.ServiceSummary> out = new ArrayList<>();
+        services.forEach((name, e) -> out.add(new ControlBackend.ServiceSummary(name, e.endpoints.size(), e.revision)));
         return out;
     }
 
-    List<LeaseInfo> leases(long nowNanos) {
-        List<LeaseInfo> out = new ArrayList<>();
+    List<ControlBackend.LeaseInfo> leases(long nowNanos) {
+        List<ControlBackend.LeaseInfo> out = new ArrayList<>();
         for (Lease lease : leases.values()) {
             long remaining = Math.max(0, TimeUnit.NANOSECONDS.toMillis(lease.expiresAtNanos - nowNanos));
-            out.add(new LeaseInfo(lease.id, lease.ttlMillis, remaining,
+            out.add(new ControlBackend.LeaseInfo(lease.id, lease.ttlMillis, remaining,
                     lease.endpoints.stream().map(k -> k.service() + "/" + k.id()).toList()));
         }
         out.sort((a, b) -> a.id().compareTo(b.id()));

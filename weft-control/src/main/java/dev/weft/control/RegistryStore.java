@@ -48,10 +48,18 @@ final class RegistryStore implements AutoCloseable {
     private final LongSupplier nanoClock;
     private final RegistryState state;
     private final SecureRandom random = new SecureRandom();
-    private final Map<String, Set<WatchSink>> watchers = new HashMap<>();
+    private final Map<String, Set<ControlBackend.WatchSink>> watchers = new HashMap<>();
     // Services changed in memory but not yet announced, because their change is not on disk yet.
     private final Set<String> unannounced = new LinkedHashSet<>();
     private boolean dirty;
+    // Written on the store thread, read by connectivity() on any thread.
+    private final Failures failures = new Failures();
+
+    private static final class Failures {
+        boolean connected = true;
+        long count;
+        String last;
+    }
 
     private RegistryStore(StateFile file, FileChannel lockChannel, FileLock lock, LongSupplier nanoClock,
                           RegistryState state) {
@@ -109,21 +117,21 @@ final class RegistryStore implements AutoCloseable {
 
     // --- operations: callable from any thread, run on the store thread ---
 
-    CompletableFuture<ControlJson.LeaseGrant> grantLease(long ttlMillis) {
+    CompletableFuture<ControlBackend.LeaseGrant> grantLease(long ttlMillis) {
         return submit(() -> {
             RegistryState.checkTtl(ttlMillis);
             String id = newLeaseId();
             state.grantLease(id, ttlMillis, nanoClock.getAsLong());
             commit();
-            return new ControlJson.LeaseGrant(id, ttlMillis);
+            return new ControlBackend.LeaseGrant(id, ttlMillis);
         });
     }
 
     /** Not persisted: restored leases start with a full TTL anyway, so expiry times are not worth an fsync a second. */
-    CompletableFuture<ControlJson.KeepAlive> keepAlive(String leaseId) {
+    CompletableFuture<ControlBackend.KeepAlive> keepAlive(String leaseId) {
         return submit(() -> {
             int endpoints = state.keepAlive(leaseId, nanoClock.getAsLong());
-            return new ControlJson.KeepAlive(leaseId, state.ttlMillis(leaseId), endpoints);
+            return new ControlBackend.KeepAlive(leaseId, state.ttlMillis(leaseId), endpoints);
         });
     }
 
@@ -135,7 +143,7 @@ final class RegistryStore implements AutoCloseable {
         });
     }
 
-    CompletableFuture<RegistryState.Snapshot> putEndpoint(Endpoint endpoint, String leaseId) {
+    CompletableFuture<ControlBackend.ServiceSnapshot> putEndpoint(Endpoint endpoint, String leaseId) {
         return submit(() -> {
             RegistryState.PutResult result = state.putEndpoint(endpoint, leaseId, nanoClock.getAsLong());
             if (result == RegistryState.PutResult.CHANGED) {
@@ -148,7 +156,7 @@ final class RegistryStore implements AutoCloseable {
         });
     }
 
-    CompletableFuture<RegistryState.Snapshot> deleteEndpoint(String service, String id) {
+    CompletableFuture<ControlBackend.ServiceSnapshot> deleteEndpoint(String service, String id) {
         return submit(() -> {
             if (!state.deleteEndpoint(service, id)) {
                 String known = state.snapshot(service).endpoints().stream().map(Endpoint::id)
@@ -162,15 +170,15 @@ final class RegistryStore implements AutoCloseable {
         });
     }
 
-    CompletableFuture<RegistryState.Snapshot> snapshot(String service) {
+    CompletableFuture<ControlBackend.ServiceSnapshot> snapshot(String service) {
         return submit(() -> state.snapshot(service));
     }
 
-    CompletableFuture<ControlJson.ServiceList> services() {
-        return submit(() -> new ControlJson.ServiceList(state.revision(), state.services()));
+    CompletableFuture<ControlBackend.ServiceList> services() {
+        return submit(() -> new ControlBackend.ServiceList(state.revision(), state.services()));
     }
 
-    CompletableFuture<List<RegistryState.LeaseInfo>> leases() {
+    CompletableFuture<List<ControlBackend.LeaseInfo>> leases() {
         return submit(() -> state.leases(nanoClock.getAsLong()));
     }
 
@@ -178,10 +186,17 @@ final class RegistryStore implements AutoCloseable {
         return submit(state::revision);
     }
 
-    CompletableFuture<ControlJson.Health> health(String dataDir) {
-        return submit(() -> new ControlJson.Health("ok", state.revision(), state.services().size(),
-                state.leases(nanoClock.getAsLong()).size(),
-                watchers.values().stream().mapToInt(Set::size).sum(), dataDir));
+    CompletableFuture<ControlBackend.Counts> counts() {
+        return submit(() -> new ControlBackend.Counts(state.revision(), state.services().size(),
+                state.leases(nanoClock.getAsLong()).size(), watchers.values().stream().mapToInt(Set::size).sum()));
+    }
+
+    /** {@code connected} is false while a change waits in memory for the disk to take it. Any thread. */
+    ControlBackend.Connectivity connectivity(String dataDir) {
+        synchronized (failures) {
+            return new ControlBackend.Connectivity("embedded", dataDir, failures.connected, failures.count,
+                    failures.last);
+        }
     }
 
     /**
@@ -192,21 +207,21 @@ final class RegistryStore implements AutoCloseable {
      *
      * @param sinceRevision the last revision the watcher saw, or a negative number for none
      */
-    CompletableFuture<Void> subscribe(String service, long sinceRevision, WatchSink sink) {
+    CompletableFuture<Void> subscribe(String service, long sinceRevision, ControlBackend.WatchSink sink) {
         return submit(() -> {
             watchers.computeIfAbsent(service, s -> new LinkedHashSet<>()).add(sink);
             long current = state.serviceRevision(service);
             if (sinceRevision < 0 || current > sinceRevision || sinceRevision > state.revision()) {
-                sink.send(ControlJson.line(ControlJson.SnapshotMessage.of(state.snapshot(service))));
+                sink.send(ControlBackend.watchLine(state.snapshot(service)));
             }
             return null;
         });
     }
 
-    void unsubscribe(String service, WatchSink sink) {
+    void unsubscribe(String service, ControlBackend.WatchSink sink) {
         try {
             thread.execute(() -> {
-                Set<WatchSink> sinks = watchers.get(service);
+                Set<ControlBackend.WatchSink> sinks = watchers.get(service);
                 if (sinks != null && sinks.remove(sink) && sinks.isEmpty()) {
                     watchers.remove(service);
                 }
@@ -263,21 +278,29 @@ final class RegistryStore implements AutoCloseable {
             file.save(state.toPersisted());
         } catch (IOException e) {
             LOG.log(System.Logger.Level.ERROR, "cannot persist control plane state to " + file.path(), e);
+            synchronized (failures) {
+                failures.connected = false;
+                failures.count++;
+                failures.last = "cannot persist state to " + file.path() + ": " + e.getMessage();
+            }
             throw new ControlException(503, "persistence-failed", "cannot persist state to " + file.path()
                     + ": " + e.getMessage() + " (the change is kept in memory and written when the disk recovers)");
         }
         dirty = false;
+        synchronized (failures) {
+            failures.connected = true;
+        }
         if (unannounced.isEmpty()) {
             return;
         }
         for (String service : unannounced) {
-            Set<WatchSink> sinks = watchers.get(service);
+            Set<ControlBackend.WatchSink> sinks = watchers.get(service);
             if (sinks == null || sinks.isEmpty()) {
                 continue;
             }
             // One encoding shared by every watcher of the service; sinks never modify the array.
-            byte[] line = ControlJson.line(ControlJson.SnapshotMessage.of(state.snapshot(service)));
-            for (WatchSink sink : sinks) {
+            byte[] line = ControlBackend.watchLine(state.snapshot(service));
+            for (ControlBackend.WatchSink sink : sinks) {
                 sink.send(line);
             }
         }

@@ -40,4 +40,16 @@ class ControlCommandTest {
         assertThat(command.listen).isEqualTo(new InetSocketAddress("127.0.0.1", 7700));
         assertThat(command.dataDir.toString()).isEqualTo("./.weft/control");
     }
+
+    @Test
+    void a_registry_of_no_known_scheme_is_refused_naming_the_alternatives() {
+        StringWriter err = new StringWriter();
+        int exit = new CommandLine(new ControlCommand()).setErr(new PrintWriter(err))
+                .execute("--listen", "127.0.0.1:0", "--registry", "zookeeper://127.0.0.1:2181");
+
+        assertThat(exit).isEqualTo(2);
+        // No backend module on this module's class path; ./weft has weft-registry-etcd, which adds etcd://.
+        assertThat(err.toString()).contains("invalid --registry: unsupported control plane registry"
+                + " 'zookeeper://127.0.0.1:2181'").contains("leave --registry out for the embedded store");
+    }
 }

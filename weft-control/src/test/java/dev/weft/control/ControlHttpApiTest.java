@@ -302,4 +302,24 @@ class ControlHttpApiTest {
                         + "{\"name\":\"provider\",\"endpoints\":2,\"revision\":2}]");
         assertThat(send("GET", "/v1/health", null).json().get("status").asText()).isEqualTo("ok");
     }
+
+    @Test
+    void health_and_metrics_name_the_embedded_store_and_its_data_dir() throws Exception {
+        start(ControlPlane.DEFAULT_WATCH_HEARTBEAT);
+        putEndpoint("provider", "p1", 7001, lease(5_000));
+
+        JsonNode health = send("GET", "/v1/health", null).json();
+        assertThat(health.get("backend").asText()).isEqualTo("embedded");
+        assertThat(health.get("dataDir").asText()).isEqualTo(dataDir.toAbsolutePath().normalize().toString());
+        assertThat(health.get("services").asInt()).isEqualTo(1);
+        assertThat(health.get("leases").asInt()).isEqualTo(1);
+        assertThat(health.get("errors").asLong()).isZero();
+
+        HttpResponse<String> metrics = http.send(HttpRequest.newBuilder(
+                URI.create("http://127.0.0.1:" + port + "/metrics")).timeout(Duration.ofSeconds(5)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(metrics.statusCode()).isEqualTo(200);
+        assertThat(metrics.body()).contains("weft_control_registry_up{backend=\"embedded\"} 1\n",
+                "weft_control_registry_errors_total{backend=\"embedded\"} 0\n");
+    }
 }

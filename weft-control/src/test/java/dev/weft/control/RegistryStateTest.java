@@ -105,7 +105,7 @@ class RegistryStateTest {
         assertThat(state.revokeLease("L1")).containsExactlyInAnyOrder("provider", "consumer");
 
         assertThat(state.revision()).isEqualTo(before + 1);
-        assertThat(state.services()).extracting(RegistryState.ServiceSummary::endpoints).containsOnly(0);
+        assertThat(state.services()).extracting(ControlBackend.ServiceSummary::endpoints).containsOnly(0);
     }
 
     @Test

@@ -1,5 +1,6 @@
 package dev.weft.registry.etcd;
 
+import dev.weft.registry.support.RegistrationStatus;
 import dev.weft.registry.support.Backoff;
 
 import dev.weft.registry.Endpoint;
@@ -43,11 +44,9 @@ final class EtcdRegistration implements Registration {
     private final ByteSequence value;
     private final long ttlSeconds;
     private final Backoff backoff = new Backoff();
-    private final Object registeredSignal = new Object();
+    private final RegistrationStatus status = new RegistrationStatus();
     // Written on the event thread, read by close() on any thread.
     private volatile long leaseId;
-    private volatile boolean registered;
-    private volatile boolean stopped;
     private volatile boolean closed;
     // Event thread only.
     private ScheduledFuture<?> timer;
@@ -76,44 +75,23 @@ final class EtcdRegistration implements Registration {
 
     @Override
     public boolean isRegistered() {
-        return registered;
+        return status.isRegistered();
     }
 
     @Override
     public boolean awaitRegistered(Duration timeout) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        synchronized (registeredSignal) {
-            while (!registered) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    return false;
-                }
-                TimeUnit.NANOSECONDS.timedWait(registeredSignal, left);
-            }
-            return true;
-        }
-    }
-
-    private void setRegistered(boolean value) {
-        synchronized (registeredSignal) {
-            // An answer that lands after close() must not make a closed registration look alive again.
-            if (value && stopped) {
-                return;
-            }
-            registered = value;
-            registeredSignal.notifyAll();
-        }
+        return status.await(timeout);
     }
 
     // --- event thread ---
 
     private void grant() {
-        if (stopped) {
+        if (status.isStopped()) {
             return;
         }
         registry.call(() -> registry.client().getLeaseClient().grant(ttlSeconds))
                 .whenCompleteAsync((granted, error) -> {
-                    if (stopped) {
+                    if (status.isStopped()) {
                         if (granted != null) {
                             // Closed while the lease was being granted: give it back rather than let it linger.
                             registry.call(() -> registry.client().getLeaseClient().revoke(granted.getID()));
@@ -145,31 +123,31 @@ final class EtcdRegistration implements Registration {
     }
 
     private void put() {
-        if (stopped) {
+        if (status.isStopped()) {
             return;
         }
         long lease = leaseId;
         registry.call(() -> registry.client().getKVClient().put(key, value, PutOption.builder().withLeaseId(lease).build()))
                 .whenCompleteAsync((ok, error) -> {
-                    if (stopped) {
+                    if (status.isStopped()) {
                         return;
                     }
                     if (error == null) {
                         registry.contact();
                         backoff.reset();
-                        setRegistered(true);
+                        status.set(true);
                         revokeStaleLease();
                         schedule(this::keepAlive, interval);
                     } else if (EtcdRegistry.leaseNotFound(error)) {
                         // The lease ran out between grant and put: only a TTL shorter than the network's delays does
                         // that, so back off rather than spin.
                         registry.failed("register " + this, error);
-                        setRegistered(false);
+                        status.set(false);
                         retry(this::grant);
                     } else {
                         registry.failed("register " + this, error);
                         if (unrenewedForWholeTtl()) {
-                            setRegistered(false);
+                            status.set(false);
                             retry(this::grant);
                         } else {
                             retry(this::put);   // same lease while it may still be alive
@@ -179,13 +157,13 @@ final class EtcdRegistration implements Registration {
     }
 
     private void keepAlive() {
-        if (stopped) {
+        if (status.isStopped()) {
             return;
         }
         long lease = leaseId;
         registry.call(() -> registry.client().getLeaseClient().keepAliveOnce(lease))
                 .whenCompleteAsync((renewal, error) -> {
-                    if (stopped) {
+                    if (status.isStopped()) {
                         return;
                     }
                     if (error == null) {
@@ -195,16 +173,16 @@ final class EtcdRegistration implements Registration {
                         checkKey();
                     } else if (EtcdRegistry.leaseNotFound(error)) {
                         registry.failed("renew lease of " + this, error);
-                        setRegistered(false);
+                        status.set(false);
                         grant();
                     } else {
                         registry.failed("renew lease of " + this, error);
                         if (unrenewedForWholeTtl()) {
-                            if (registered) {
+                            if (status.isRegistered()) {
                                 EtcdRegistry.LOG.log(System.Logger.Level.WARNING, "lease of {0} unrenewed for its "
                                         + "whole TTL; will register again under a new lease once etcd answers", this);
                             }
-                            setRegistered(false);
+                            status.set(false);
                             retry(this::grant);
                         } else {
                             Duration next = backoff.next();
@@ -218,7 +196,7 @@ final class EtcdRegistration implements Registration {
     private void checkKey() {
         long lease = leaseId;
         registry.call(() -> registry.client().getKVClient().get(key)).whenCompleteAsync((found, error) -> {
-            if (stopped) {
+            if (status.isStopped()) {
                 return;
             }
             if (error != null) {
@@ -232,7 +210,7 @@ final class EtcdRegistration implements Registration {
                         key, kvs.isEmpty() ? "deleted" : "changed");
                 put();
             } else {
-                setRegistered(true);
+                status.set(true);
                 schedule(this::keepAlive, interval);
             }
         }, registry.events());
@@ -271,7 +249,7 @@ final class EtcdRegistration implements Registration {
     /** Event thread: etcd answers again (another call got through), so a step waiting out its backoff goes now. */
     void wake() {
         Runnable step = retryStep;
-        if (step != null && !stopped) {
+        if (step != null && !status.isStopped()) {
             retryStep = null;
             if (timer != null) {
                 timer.cancel(false);
@@ -282,7 +260,7 @@ final class EtcdRegistration implements Registration {
 
     /** Stops renewing without telling etcd, as a killed process would; see {@link EtcdRegistry#close()}. */
     void stopHeartbeats() {
-        stopped = true;
+        status.stop();
         registry.onEvents(() -> {
             if (timer != null) {
                 timer.cancel(false);
@@ -303,7 +281,7 @@ final class EtcdRegistration implements Registration {
         stopHeartbeats();
         registry.forget(this);
         long lease = leaseId;
-        setRegistered(false);
+        status.set(false);
         if (lease != 0 && !registry.isClosed()) {
             try {
                 registry.call(() -> registry.client().getLeaseClient().revoke(lease))

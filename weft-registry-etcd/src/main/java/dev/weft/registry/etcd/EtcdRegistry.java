@@ -6,6 +6,7 @@ import dev.weft.registry.Registration;
 import dev.weft.registry.Registry;
 import dev.weft.registry.RegistryHealth;
 import dev.weft.registry.Watch;
+import dev.weft.registry.support.ConnectionHealth;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.common.exception.EtcdException;
 import io.etcd.jetcd.options.GetOption;
@@ -70,7 +71,7 @@ public final class EtcdRegistry implements Registry {
 
     final EtcdSettings settings;
     final KeyLayout keys;
-    final EtcdHealth health;
+    final ConnectionHealth health;
     private volatile Client client;
     private final ScheduledThreadPoolExecutor events;
     private final Set<EtcdRegistration> registrations = ConcurrentHashMap.newKeySet();
@@ -89,7 +90,7 @@ public final class EtcdRegistry implements Registry {
     EtcdRegistry(EtcdSettings settings) {
         this.settings = Objects.requireNonNull(settings, "settings");
         this.keys = new KeyLayout(settings.root());
-        this.health = new EtcdHealth(settings.target());
+        this.health = new ConnectionHealth("etcd", settings.target());
         this.client = settings.newClient(CALL_TIMEOUT);
         this.events = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "weft-registry-etcd-" + settings.target());

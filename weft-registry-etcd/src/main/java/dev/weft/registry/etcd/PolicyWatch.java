@@ -27,12 +27,21 @@ import java.util.concurrent.TimeUnit;
  */
 final class PolicyWatch implements dev.weft.registry.Watch {
     private final EtcdRegistry registry;
-    private final PolicyListener listener;
+    private final Listener listener;
     private final Semaphore changed = new Semaphore(0);
     private final Thread thread;
     private volatile boolean closed;
 
+    /** Also told the store revision of the list a delivered set came from (the control plane's long poll needs it). */
+    interface Listener {
+        void onPolicies(long revision, Map<String, String> documents);
+    }
+
     PolicyWatch(EtcdRegistry registry, PolicyListener listener) {
+        this(registry, (revision, documents) -> listener.onPolicies(documents));
+    }
+
+    PolicyWatch(EtcdRegistry registry, Listener listener) {
         this.registry = registry;
         this.listener = listener;
         this.thread = Thread.ofVirtual().name("weft-etcd-policy-watch").start(this::run);
@@ -47,15 +56,10 @@ final class PolicyWatch implements dev.weft.registry.Watch {
             try {
                 GetResponse list = registry.call(() -> registry.client().getKVClient()
                         .get(prefix, GetOption.builder().isPrefix(true).build())).get();
-                Map<String, String> docs = new TreeMap<>();
-                String base = prefix.toString(StandardCharsets.UTF_8);
-                for (KeyValue kv : list.getKvs()) {
-                    docs.put(kv.getKey().toString(StandardCharsets.UTF_8).substring(base.length()),
-                            kv.getValue().toString(StandardCharsets.UTF_8));
-                }
+                Map<String, String> docs = documents(prefix, list);
                 if (!docs.equals(delivered)) {
                     delivered = docs;
-                    listener.onPolicies(Map.copyOf(docs));
+                    listener.onPolicies(list.getHeader().getRevision(), Map.copyOf(docs));
                 }
                 backoff.reset();
                 changed.drainPermits();
@@ -78,6 +82,17 @@ final class PolicyWatch implements dev.weft.registry.Watch {
                 }
             }
         }
+    }
+
+    /** The documents of a list of {@code prefix}: name (the key after the prefix) → text. */
+    static Map<String, String> documents(ByteSequence prefix, GetResponse list) {
+        Map<String, String> docs = new TreeMap<>();
+        String base = prefix.toString(StandardCharsets.UTF_8);
+        for (KeyValue kv : list.getKvs()) {
+            docs.put(kv.getKey().toString(StandardCharsets.UTF_8).substring(base.length()),
+                    kv.getValue().toString(StandardCharsets.UTF_8));
+        }
+        return docs;
     }
 
     @Override

@@ -53,6 +53,7 @@ final class ServiceWatch {
     private SortedMap<String, Endpoint> current;   // null until the first list
     private long revision;
     private List<Endpoint> delivered;
+    private long deliveredRevision;                 // the store revision the delivered list is exact at
     private long attempts;
     private long generation;                        // the live attempt, 0 when none
     private io.etcd.jetcd.Watch.Watcher watcher;
@@ -68,7 +69,7 @@ final class ServiceWatch {
     void add(Subscriber subscriber) {
         subscribers.add(subscriber);
         if (delivered != null) {
-            subscriber.deliver(delivered);
+            subscriber.deliver(delivered, deliveredRevision);
         }
         if (generation == 0 && retry == null && !stopped) {
             connect();
@@ -224,8 +225,9 @@ final class ServiceWatch {
             return;
         }
         delivered = endpoints;
+        deliveredRevision = revision;
         for (Subscriber s : List.copyOf(subscribers)) {
-            s.deliver(endpoints);
+            s.deliver(endpoints, revision);
         }
     }
 
@@ -273,6 +275,16 @@ final class ServiceWatch {
         }
     }
 
+    /** An {@link EndpointListener} also told the store revision each list is exact at (for the control plane). */
+    interface RevisionListener extends EndpointListener {
+        void onEndpoints(String service, long revision, List<Endpoint> endpoints);
+
+        @Override
+        default void onEndpoints(String service, List<Endpoint> endpoints) {
+            onEndpoints(service, 0, endpoints);
+        }
+    }
+
     /** One {@link Watch}: a listener on the shared etcd watch. */
     static final class Subscriber implements Watch {
         private final EtcdRegistry registry;
@@ -291,12 +303,16 @@ final class ServiceWatch {
         }
 
         /** Event thread. */
-        void deliver(List<Endpoint> endpoints) {
+        void deliver(List<Endpoint> endpoints, long revision) {
             if (closed) {
                 return;
             }
             try {
-                listener.onEndpoints(service, endpoints);
+                if (listener instanceof RevisionListener withRevision) {
+                    withRevision.onEndpoints(service, revision, endpoints);
+                } else {
+                    listener.onEndpoints(service, endpoints);
+                }
             } catch (RuntimeException e) {
                 EtcdRegistry.LOG.log(System.Logger.Level.ERROR, "endpoint listener for " + service + " failed", e);
             }

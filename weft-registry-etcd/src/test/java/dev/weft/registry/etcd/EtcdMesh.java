@@ -32,10 +32,17 @@ final class EtcdMesh implements AutoCloseable {
     final Map<String, AtomicLong> servedBy = new ConcurrentHashMap<>();
     Sidecar consumer;
     private final List<Runnable> stopAtClose = new ArrayList<>();
-    private final String registryUrl;
+    private final String providerRegistryUrl;
+    private final String consumerRegistryUrl;
 
     EtcdMesh(String registryUrl) {
-        this.registryUrl = registryUrl;
+        this(registryUrl, registryUrl);
+    }
+
+    /** Providers and consumer on different registry URLs, e.g. a control plane on etcd and etcd itself. */
+    EtcdMesh(String providerRegistryUrl, String consumerRegistryUrl) {
+        this.providerRegistryUrl = providerRegistryUrl;
+        this.consumerRegistryUrl = consumerRegistryUrl;
     }
 
     /** Starts {@code count} providers and the consumer; waits until every sidecar is ready and sees every provider. */
@@ -74,7 +81,8 @@ final class EtcdMesh implements AutoCloseable {
     private Sidecar sidecar(String service, String id, InetSocketAddress app, Map<String, InetSocketAddress> upstreams)
             throws Exception {
         SidecarConfig config = new SidecarConfig(service, id, app, new InetSocketAddress("127.0.0.1", 0), null, null,
-                upstreams, new InetSocketAddress("127.0.0.1", 0), registryUrl, 1, 0, 2048, Duration.ofSeconds(10),
+                upstreams, new InetSocketAddress("127.0.0.1", 0),
+                service.equals("consumer") ? consumerRegistryUrl : providerRegistryUrl, 1, 0, 2048, Duration.ofSeconds(10),
                 LEASE_TTL, "weighted-round-robin", "event-loop", 1, "wmp", 1, Duration.ofSeconds(2));
         Sidecar sidecar = new Sidecar(config);
         stopAtClose.add(sidecar::close);

@@ -1,5 +1,6 @@
 package dev.weft.registry.weft;
 
+import dev.weft.registry.support.RegistrationStatus;
 import dev.weft.registry.support.Backoff;
 
 import dev.weft.registry.Endpoint;
@@ -32,11 +33,9 @@ final class WeftRegistration implements Registration {
     private final Duration callTimeout;
     private final String endpointPath;
     private final Backoff backoff = new Backoff();
-    private final Object registeredSignal = new Object();
+    private final RegistrationStatus status = new RegistrationStatus();
     // Written on the event thread, read by close() on any thread.
     private volatile String leaseId;
-    private volatile boolean registered;
-    private volatile boolean stopped;
     private volatile boolean closed;
     // Event thread only.
     private ScheduledFuture<?> timer;
@@ -64,45 +63,24 @@ final class WeftRegistration implements Registration {
 
     @Override
     public boolean isRegistered() {
-        return registered;
+        return status.isRegistered();
     }
 
     @Override
     public boolean awaitRegistered(Duration timeout) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        synchronized (registeredSignal) {
-            while (!registered) {
-                long left = deadline - System.nanoTime();
-                if (left <= 0) {
-                    return false;
-                }
-                TimeUnit.NANOSECONDS.timedWait(registeredSignal, left);
-            }
-            return true;
-        }
-    }
-
-    private void setRegistered(boolean value) {
-        synchronized (registeredSignal) {
-            // An answer that lands after close() must not make a closed registration look alive again.
-            if (value && stopped) {
-                return;
-            }
-            registered = value;
-            registeredSignal.notifyAll();
-        }
+        return status.await(timeout);
     }
 
     // --- event thread ---
 
     private void takeLease() {
-        if (stopped) {
+        if (status.isStopped()) {
             return;
         }
         leaseId = null;
         registry.call("PUT", "/v1/leases", new WeftRegistry.LeaseRequest(ttlMillis), callTimeout)
                 .whenCompleteAsync((reply, error) -> {
-                    if (stopped) {
+                    if (status.isStopped()) {
                         // Closed while the lease was being granted: give it back rather than let it linger.
                         String granted = grantedLease(reply);
                         if (granted != null) {
@@ -133,21 +111,21 @@ final class WeftRegistration implements Registration {
     }
 
     private void putEndpoint() {
-        if (stopped) {
+        if (status.isStopped()) {
             return;
         }
         String lease = leaseId;
         WeftRegistry.EndpointBody body = new WeftRegistry.EndpointBody(endpoint.host(), endpoint.port(),
                 endpoint.weight(), endpoint.capacity(), endpoint.metadata(), lease);
         registry.call("PUT", endpointPath, body, callTimeout).whenCompleteAsync((reply, error) -> {
-            if (stopped) {
+            if (status.isStopped()) {
                 return;
             }
             if (reply != null && reply.ok()) {
                 renewed();
                 schedule(this::keepAlive, interval);
             } else if (reply != null && "unknown-lease".equals(registry.errorCode(reply))) {
-                setRegistered(false);
+                status.set(false);
                 takeLease();
             } else {
                 if (reply != null) {
@@ -161,12 +139,12 @@ final class WeftRegistration implements Registration {
     }
 
     private void keepAlive() {
-        if (stopped) {
+        if (status.isStopped()) {
             return;
         }
         registry.call("PUT", "/v1/leases/" + WeftRegistry.segment(leaseId) + "/keepalive", null, callTimeout)
                 .whenCompleteAsync((reply, error) -> {
-                    if (stopped) {
+                    if (status.isStopped()) {
                         return;
                     }
                     if (reply != null && reply.ok()) {
@@ -178,12 +156,12 @@ final class WeftRegistration implements Registration {
                             schedule(this::keepAlive, interval);
                         }
                     } else if (reply != null && "unknown-lease".equals(registry.errorCode(reply))) {
-                        setRegistered(false);
+                        status.set(false);
                         takeLease();
                     } else {
                         if (System.nanoTime() - renewedAtNanos >= TimeUnit.MILLISECONDS.toNanos(ttlMillis)) {
                             // Unrenewed for a whole TTL: the control plane has most likely expired us by now.
-                            setRegistered(false);
+                            status.set(false);
                         }
                         // Keep the same lease: a restarted control plane restores it with a fresh TTL.
                         Duration next = backoff.next();
@@ -204,7 +182,7 @@ final class WeftRegistration implements Registration {
     private void renewed() {
         renewedAtNanos = System.nanoTime();
         backoff.reset();
-        setRegistered(true);
+        status.set(true);
     }
 
     private void retry(Runnable step) {
@@ -217,7 +195,7 @@ final class WeftRegistration implements Registration {
 
     /** Stops renewing without telling the control plane, as a killed process would; see {@link WeftRegistry#close()}. */
     void stopHeartbeats() {
-        stopped = true;
+        status.stop();
         registry.onEvents(() -> {
             if (timer != null) {
                 timer.cancel(false);
@@ -238,7 +216,7 @@ final class WeftRegistration implements Registration {
         stopHeartbeats();
         registry.forget(this);
         String lease = leaseId;
-        setRegistered(false);
+        status.set(false);
         if (lease != null && !registry.isClosed()) {
             registry.callBlocking("DELETE", "/v1/leases/" + WeftRegistry.segment(lease),
                     WeftRegistry.DEREGISTER_TIMEOUT);

@@ -11,6 +11,7 @@ import dev.weft.registry.Registration;
 import dev.weft.registry.Registry;
 import dev.weft.registry.RegistryHealth;
 import dev.weft.registry.Watch;
+import dev.weft.registry.support.ConnectionHealth;
 
 import java.io.IOException;
 import java.net.ConnectException;
@@ -67,7 +68,7 @@ public final class WeftRegistry implements Registry {
     private final URI base;
     final HttpClient http;
     final ObjectMapper json;
-    final ClientHealth health;
+    final ConnectionHealth health;
     final Duration streamSilenceLimit;
     private final ScheduledThreadPoolExecutor events;
     // Event thread only.
@@ -102,7 +103,7 @@ public final class WeftRegistry implements Registry {
                 .build();
         // Lenient on input: a newer control plane may add fields.
         this.json = JsonMapper.builder().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
-        this.health = new ClientHealth(target);
+        this.health = new ConnectionHealth("weft", target);
         this.events = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "weft-registry-" + target);
             t.setDaemon(true);
