@@ -1,5 +1,6 @@
 package dev.weft.bench;
 
+import dev.weft.dataplane.SidecarJvm;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -20,8 +21,6 @@ import java.util.concurrent.Callable;
                 "and mesh-chart.svg into a results folder. Missing peers are installed with apt-get when run as root.",
                 "The defaults (3 rounds, 5 s warm-up, 10 s per load) take about 35 minutes; --quick about 8."})
 public final class BenchCommand implements Callable<Integer> {
-    static final String DEFAULT_SIDECAR_JVM = "-Xms32m -Xmx64m -Xss512k -XX:TieredStopAtLevel=4 -Xshare:auto";
-
     @Option(names = "--quick", description = "One round, 2 s warm-up, 5 s per load, short JMH: a first look, not stable medians.")
     boolean quick;
 
@@ -61,8 +60,9 @@ public final class BenchCommand implements Callable<Integer> {
             description = "Each measured per-hop load (default: 10s; --quick: 5s).")
     Duration hopDuration;
 
-    @Option(names = "--sidecar-jvm", paramLabel = "OPTIONS", defaultValue = DEFAULT_SIDECAR_JVM,
-            description = "JVM options of the Weft sidecars (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--sidecar-jvm", paramLabel = "OPTIONS",
+            description = "JVM options of the Weft sidecars (default: the sidecar's own, from sidecar-jvm.options, "
+                    + "with the AOT cache ./weft trained; other options run without the cache).")
     String sidecarJvm;
 
     @Option(names = "--threads", paramLabel = "N", description = "Load generator event loops (default: the number of CPUs).")
@@ -99,8 +99,11 @@ public final class BenchCommand implements Callable<Integer> {
         if (Files.exists(dir) && !Files.isDirectory(dir)) {
             throw new IllegalArgumentException("--results " + dir + " is a file (expected a folder)");
         }
-        List<String> jvm = new ArrayList<>(List.of(sidecarJvm.trim().split("\\s+")));
-        jvm.removeIf(String::isEmpty);
+        List<String> jvm = SidecarJvm.options();
+        if (sidecarJvm != null) {
+            jvm = new ArrayList<>(List.of(sidecarJvm.trim().split("\\s+")));
+            jvm.removeIf(String::isEmpty);
+        }
         return new Bench.Settings(new LinkedHashSet<>(sections), planes, connections,
                 rounds != null ? rounds : quick ? 1 : 3,
                 warmup != null ? warmup : Duration.ofSeconds(quick ? 2 : 5),

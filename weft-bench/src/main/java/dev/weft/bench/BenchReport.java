@@ -141,7 +141,9 @@ public final class BenchReport {
                 .append(" at ").append(settings.hopConnections()).append(" connections; load generator threads ")
                 .append(settings.loadThreads()).append('\n');
         md.append("- Weft sidecar JVM: `").append(String.join(" ", Experiment.CHILD_JVM_FLAGS)).append(' ')
-                .append(String.join(" ", settings.sidecarJvm())).append("`\n");
+                .append(String.join(" ", settings.sidecarJvm())).append("`")
+                .append(dev.weft.dataplane.SidecarJvm.aotCache(settings.sidecarJvm()).isPresent()
+                        ? ", with the AOT cache ./weft trained" : ", without an AOT cache").append('\n');
         md.append("- figures are medians over the rounds; requests and errors are totals over the rounds\n");
         for (String note : notes) {
             md.append("- note: ").append(note).append('\n');

@@ -1,5 +1,7 @@
 package dev.weft.bench;
 
+import dev.weft.dataplane.SidecarJvm;
+
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,7 +18,8 @@ import java.util.Objects;
  * @param meshProtocol {@code --mesh-protocol} between the sidecars (wmp or http1); null leaves the flag out, so
  *                     the sidecar's default (WMP) applies
  * @param jvmOptions   the sidecar JVMs' options (heap, collector...) after the flags every Weft JVM needs; empty
- *                     for the experiment's child default
+ *                     for the experiment's child default. With {@link SidecarJvm#options()} the sidecars also get
+ *                     the AOT cache {@code ./weft} trained, as {@code ./weft sidecar} does
  * @param extraArgs    more sidecar flags, e.g. {@code --tracing off --metrics off} for {@code weft-bare}, the
  *                     baseline that prices observability in the same run
  */
@@ -49,7 +52,8 @@ public record WeftDataPlane(String name, String collaborator, String meshProtoco
                 + (meshProtocol == null ? "wmp (default)" : meshProtocol)
                 + (extraArgs.isEmpty() ? "" : ", " + String.join(" ", extraArgs))
                 + ", weights and capacity from the registry, JVM " + (jvmOptions.isEmpty() ? "defaults"
-                : String.join(" ", jvmOptions));
+                : String.join(" ", jvmOptions)) + (SidecarJvm.aotCache(jvmOptions).isPresent()
+                ? ", with the AOT cache" : ", without an AOT cache");
     }
 
     @Override
@@ -102,7 +106,10 @@ public record WeftDataPlane(String name, String collaborator, String meshProtoco
         bound.addAll(extraPorts);
         List<String> all = new ArrayList<>(List.of("sidecar"));
         all.addAll(command);
-        ChildProcess sidecar = ctx.launchWeft(name, jvmOptions, bound, all);
+        // The cache ./weft trained for these options, if any: the same JVM as `./weft sidecar` (docs/operations.md).
+        List<String> jvm = new ArrayList<>(jvmOptions);
+        SidecarJvm.aotCache(jvmOptions).ifPresent(cache -> jvm.add("-XX:AOTCache=" + cache));
+        ChildProcess sidecar = ctx.launchWeft(name, jvm, bound, all);
         Duration ready = sidecar.awaitReady(ctx.http(),
                 URI.create("http://" + Experiment.LOOPBACK + ":" + admin + "/ready"), ctx.startTimeout());
         ctx.say(name + " ready in " + ready.toMillis() + " ms: inbound " + Experiment.LOOPBACK + ":" + inbound

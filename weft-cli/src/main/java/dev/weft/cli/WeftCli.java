@@ -13,27 +13,72 @@ import dev.weft.examples.ConsumerCommand;
 import dev.weft.examples.ProviderCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
+
+import java.util.List;
 
 /**
  * The {@code ./weft} command. Each subcommand lives in the module it runs (sidecar in the data plane, control in the
  * control plane...); this class only gathers them.
+ *
+ * <p>Subcommands are added to picocli by hand rather than listed in {@code @Command(subcommands = ...)}: picocli
+ * reflects over every option of every subcommand it is given, and a sidecar must be ready in a few hundred ms
+ * (docs/benchmarks.md). So when the first argument names a subcommand only that one is built; anything else
+ * ({@code weft}, {@code weft --help}, {@code weft help sidecar}, a typo) gets them all, for the full usage and
+ * picocli's "did you mean" suggestions.
  */
 @Command(name = "weft", mixinStandardHelpOptions = true, version = "weft 0.1.0",
-        description = "Weft: a service mesh for the JVM.",
-        subcommands = {SidecarCommand.class, ControlCommand.class, DemoCommand.class, ProviderCommand.class,
-                ConsumerCommand.class, LoadCommand.class, BenchCommand.class, TraceCommand.class, StatCommand.class,
-                TopCommand.class, ApplyCommand.class, CommandLine.HelpCommand.class})
+        description = "Weft: a service mesh for the JVM.")
 public final class WeftCli implements Runnable {
+    /** In the order the usage lists them. */
+    static final List<String> SUBCOMMANDS = List.of("sidecar", "control", "demo", "provider", "consumer", "load",
+            "bench", "trace", "stat", "top", "apply", "help");
+
+    @Spec
+    CommandSpec spec;
 
     public static void main(String[] args) {
-        CommandLine cli = new CommandLine(new WeftCli());
         // Bad flags: say what was wrong and show the usage of that subcommand, exit 2 (picocli's convention).
-        int code = cli.execute(args);
+        int code = commandLine(args).execute(args);
         System.exit(code);
+    }
+
+    /** The command line for these arguments: with only the subcommand they name, or with all of them. */
+    static CommandLine commandLine(String... args) {
+        CommandLine cli = new CommandLine(new WeftCli());
+        if (args.length > 0 && !args[0].equals("help") && SUBCOMMANDS.contains(args[0])) {
+            cli.addSubcommand(args[0], subcommand(args[0]));
+        } else {
+            for (String name : SUBCOMMANDS) {
+                cli.addSubcommand(name, subcommand(name));
+            }
+        }
+        return cli;
+    }
+
+    /** A switch rather than a map of constructors: no other subcommand's class is even loaded. */
+    private static Object subcommand(String name) {
+        return switch (name) {
+            case "sidecar" -> new SidecarCommand();
+            case "control" -> new ControlCommand();
+            case "demo" -> new DemoCommand();
+            case "provider" -> new ProviderCommand();
+            case "consumer" -> new ConsumerCommand();
+            case "load" -> new LoadCommand();
+            case "bench" -> new BenchCommand();
+            case "trace" -> new TraceCommand();
+            case "stat" -> new StatCommand();
+            case "top" -> new TopCommand();
+            case "apply" -> new ApplyCommand();
+            case "help" -> new CommandLine.HelpCommand();
+            default -> throw new IllegalArgumentException("unknown subcommand '" + name + "' (known: "
+                    + String.join(", ", SUBCOMMANDS) + ")");
+        };
     }
 
     @Override
     public void run() {
-        new CommandLine(this).usage(System.out);
+        spec.commandLine().usage(System.out);
     }
 }

@@ -31,7 +31,12 @@ final class SpanExporter implements AutoCloseable {
     private final BoundedQueue<ObservedExchange> queue;
     private final int batchSize;
     private final long flushIntervalNanos;
-    private final HttpClient http;
+    /**
+     * Created on the exporter thread when it starts, not in the constructor: building an HttpClient loads the TLS
+     * stack and the JDK's certificate store, work that would otherwise delay the sidecar's readiness
+     * (docs/benchmarks.md, start-up). Volatile for {@link #close}.
+     */
+    private volatile HttpClient http;
     /** The batch being sent, encoded in place; reused (sends are synchronous, so it is free again after each). */
     private final JsonText body = new JsonText(64 * 1024);
     private final Thread thread;
@@ -49,8 +54,6 @@ final class SpanExporter implements AutoCloseable {
         this.queue = new BoundedQueue<>(capacity);
         this.batchSize = batchSize;
         this.flushIntervalNanos = flushInterval.toNanos();
-        this.http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(Duration.ofSeconds(2)).build();
         this.thread = Thread.ofPlatform().daemon().name("weft-span-exporter").unstarted(this::run);
     }
 
@@ -66,6 +69,8 @@ final class SpanExporter implements AutoCloseable {
     }
 
     private void run() {
+        http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(Duration.ofSeconds(2)).build();
         long lastSend = System.nanoTime();
         List<ObservedExchange> batch = new ArrayList<>(batchSize);
         while (true) {
@@ -175,7 +180,10 @@ final class SpanExporter implements AutoCloseable {
         if (thread.isAlive()) {
             thread.interrupt();
         }
-        http.shutdownNow();
+        HttpClient client = http;
+        if (client != null) {
+            client.shutdownNow();
+        }
     }
 
     @Override

@@ -22,6 +22,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -38,6 +39,9 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import javax.net.ssl.KeyManager;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.TrustManager;
 
 /**
  * {@link Registry} backed by Weft's embedded control plane ({@code weft://host:port}), over its HTTP/1.1 JSON API
@@ -97,6 +101,7 @@ public final class WeftRegistry implements Registry {
         this.base = URI.create("http://" + target);
         this.streamSilenceLimit = streamSilenceLimit;
         this.http = HttpClient.newBuilder()
+                .sslContext(plainHttpOnly())
                 .version(HttpClient.Version.HTTP_1_1)
                 .connectTimeout(CONNECT_TIMEOUT)
                 .followRedirects(HttpClient.Redirect.NEVER)
@@ -115,6 +120,22 @@ public final class WeftRegistry implements Registry {
         long check = Math.max(100, streamSilenceLimit.toMillis() / 4);
         events.scheduleWithFixedDelay(() -> streams.values().forEach(ServiceStream::checkSilence),
                 check, check, TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * The control plane speaks plain HTTP, so the client gets a TLS context that trusts nothing instead of the JDK's
+     * default one: building the default loads and parses the JDK's whole certificate store, and a sidecar's readiness
+     * waits for this client (docs/benchmarks.md, start-up). Were a TLS connection ever attempted with it, the
+     * handshake would fail.
+     */
+    private static SSLContext plainHttpOnly() {
+        try {
+            SSLContext context = SSLContext.getInstance("TLS");
+            context.init(new KeyManager[0], new TrustManager[0], null);
+            return context;
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("cannot create a TLS context: " + e.getMessage(), e);
+        }
     }
 
     @Override

@@ -1,0 +1,44 @@
+package dev.weft.cli;
+
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class WeftCliTest {
+
+    @Test
+    void aNamedSubcommandIsTheOnlyOneBuilt() {
+        CommandLine cli = WeftCli.commandLine("sidecar", "--service", "a", "--app", "127.0.0.1:1");
+        assertThat(cli.getSubcommands()).containsOnlyKeys("sidecar");
+    }
+
+    @Test
+    void noSubcommandOrAnUnknownOneGetsThemAllForUsageAndSuggestions() {
+        assertThat(WeftCli.commandLine().getSubcommands().keySet()).containsExactlyElementsOf(WeftCli.SUBCOMMANDS);
+        assertThat(WeftCli.commandLine("--help").getSubcommands().keySet()).containsExactlyElementsOf(WeftCli.SUBCOMMANDS);
+        assertThat(WeftCli.commandLine("help", "sidecar").getSubcommands().keySet())
+                .containsExactlyElementsOf(WeftCli.SUBCOMMANDS);
+
+        StringWriter err = new StringWriter();
+        CommandLine cli = WeftCli.commandLine("sidcar");
+        cli.setErr(new PrintWriter(err));
+        assertThat(cli.execute("sidcar")).isEqualTo(2);
+        assertThat(err.toString()).contains("Did you mean: weft sidecar");
+    }
+
+    @Test
+    void theBareCommandPrintsEverySubcommand() {
+        StringWriter out = new StringWriter();
+        CommandLine cli = WeftCli.commandLine();
+        cli.setOut(new PrintWriter(out));
+        // run() prints through System.out; the usage picocli renders is the same text.
+        cli.usage(new PrintWriter(out));
+        for (String name : WeftCli.SUBCOMMANDS) {
+            assertThat(out.toString()).contains("  " + name + " ");
+        }
+    }
+}

@@ -1,0 +1,69 @@
+package dev.weft.dataplane;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The JVM a sidecar runs in: the options of {@code sidecar-jvm.options} (heap, collector, code cache...; why each,
+ * in docs/operations.md) and the AOT cache {@code ./weft} trains after each build. {@code ./weft sidecar} reads the
+ * same file and {@code ./weft bench} uses this class, so the sidecars the bench measures run the JVM users run.
+ *
+ * <p>The options come after the flags every Weft JVM needs (Netty's native access and Unsafe, the serial collector).
+ */
+public final class SidecarJvm {
+    /** Where {@code ./weft} says the AOT cache is, when it has one that matches this build, this JDK and these options. */
+    public static final String AOT_CACHE_ENV = "WEFT_SIDECAR_AOT_CACHE";
+    private static final String RESOURCE = "sidecar-jvm.options";
+
+    private SidecarJvm() {
+    }
+
+    /** The tuned options, one per element (the file's lines without comments, split on blanks). */
+    public static List<String> options() {
+        try (InputStream in = SidecarJvm.class.getResourceAsStream(RESOURCE)) {
+            if (in == null) {
+                throw new IllegalStateException(RESOURCE + " is missing from the class path next to "
+                        + SidecarJvm.class.getName());
+            }
+            return parse(new String(in.readAllBytes(), StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + RESOURCE, e);
+        }
+    }
+
+    static List<String> parse(String text) {
+        List<String> options = new ArrayList<>();
+        for (String line : text.split("\\R")) {
+            int hash = line.indexOf('#');
+            String content = (hash >= 0 ? line.substring(0, hash) : line).strip();
+            for (String option : content.split("\\s+")) {
+                if (!option.isEmpty()) {
+                    options.add(option);
+                }
+            }
+        }
+        return List.copyOf(options);
+    }
+
+    /**
+     * The AOT cache to add ({@code -XX:AOTCache=...}) to sidecars started with {@code jvmOptions}: present only when
+     * {@code ./weft} exported one (it does so only for a cache trained on this build, this JDK and {@link #options()})
+     * and the options are those it was trained with. Anything else would make the JVM reject the cache, with an
+     * error line at every start.
+     */
+    public static Optional<Path> aotCache(List<String> jvmOptions) {
+        String cache = System.getenv(AOT_CACHE_ENV);
+        if (cache == null || cache.isBlank() || !jvmOptions.equals(options())) {
+            return Optional.empty();
+        }
+        Path path = Path.of(cache);
+        return Files.isRegularFile(path) ? Optional.of(path) : Optional.empty();
+    }
+}
