@@ -17,14 +17,26 @@ import java.util.Objects;
  *                     the sidecar's default (WMP) applies
  * @param jvmOptions   the sidecar JVMs' options (heap, collector...) after the flags every Weft JVM needs; empty
  *                     for the experiment's child default
+ * @param weighted     whether provider sidecars register the providers' weights (1:2:3); false registers weight 1
+ *                     for all, so the balancer has only what it measures to go by
+ * @param balancer     the consumer sidecar's {@code --balancer}; null for its default
  */
-public record WeftDataPlane(String name, String collaborator, String meshProtocol, List<String> jvmOptions)
-        implements DataPlane {
+public record WeftDataPlane(String name, String collaborator, String meshProtocol, List<String> jvmOptions,
+                            boolean weighted, String balancer) implements DataPlane {
 
     public WeftDataPlane {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(collaborator, "collaborator");
         jvmOptions = List.copyOf(jvmOptions);
+    }
+
+    public WeftDataPlane(String name, String collaborator, String meshProtocol, List<String> jvmOptions) {
+        this(name, collaborator, meshProtocol, jvmOptions, true, null);
+    }
+
+    /** This data plane under another name, with or without registered weights, and a consumer-side balancer. */
+    public WeftDataPlane balancing(String newName, boolean registerWeights, String consumerBalancer) {
+        return new WeftDataPlane(newName, collaborator, meshProtocol, jvmOptions, registerWeights, consumerBalancer);
     }
 
     /** The demo's data plane: the sidecar's defaults, the experiment's child JVM options. */
@@ -33,14 +45,15 @@ public record WeftDataPlane(String name, String collaborator, String meshProtoco
     }
 
     public WeftDataPlane withJvmOptions(List<String> options) {
-        return new WeftDataPlane(name, collaborator, meshProtocol, options);
+        return new WeftDataPlane(name, collaborator, meshProtocol, options, weighted, balancer);
     }
 
     @Override
     public String description() {
         return "Weft sidecars, --collaborator " + collaborator + ", mesh protocol "
                 + (meshProtocol == null ? "wmp (default)" : meshProtocol)
-                + ", weights and capacity from the registry, JVM " + (jvmOptions.isEmpty() ? "defaults"
+                + (weighted ? ", weights" : ", no weights (all 1)") + " and capacity from the registry"
+                + (balancer == null ? "" : ", consumer balancer " + balancer) + ", JVM " + (jvmOptions.isEmpty() ? "defaults"
                 : String.join(" ", jvmOptions));
     }
 
@@ -55,7 +68,7 @@ public record WeftDataPlane(String name, String collaborator, String meshProtoco
                 "--service", "provider",
                 "--app", Experiment.LOOPBACK + ":" + provider.port(),
                 "--registry", ctx.registry(),
-                "--weight", Integer.toString(provider.weight()),
+                "--weight", Integer.toString(weighted ? provider.weight() : 1),
                 "--capacity", Integer.toString(provider.capacity()),
                 "--id", "provider-" + provider.name()), List.of());
     }
@@ -64,11 +77,15 @@ public record WeftDataPlane(String name, String collaborator, String meshProtoco
     public Proxy startConsumerSide(Context ctx, int listenPort, int appPort, List<Upstream> upstreams)
             throws ExperimentException, InterruptedException {
         // The providers are found through the registry; the upstream list is what they registered.
-        Proxy sidecar = startSidecar(ctx, "sidecar-consumer", List.of(
+        List<String> args = new ArrayList<>(List.of(
                 "--service", "consumer",
                 "--app", Experiment.LOOPBACK + ":" + appPort,
                 "--upstream", "provider=" + Experiment.LOOPBACK + ":" + listenPort,
-                "--registry", ctx.registry()), List.of(listenPort));
+                "--registry", ctx.registry()));
+        if (balancer != null) {
+            args.addAll(List.of("--balancer", balancer));
+        }
+        Proxy sidecar = startSidecar(ctx, "sidecar-consumer", args, List.of(listenPort));
         return new Proxy(sidecar.name(), sidecar.pid(), listenPort, sidecar.ready());
     }
 

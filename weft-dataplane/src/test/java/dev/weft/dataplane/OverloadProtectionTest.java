@@ -36,7 +36,7 @@ class OverloadProtectionTest {
         try (MeshFixture mesh = new MeshFixture("event-loop"); TestApp app = new TestApp();
              ExecutorService clients = Executors.newVirtualThreadPerTaskExecutor()) {
             Sidecar provider = mesh.provider("provider", "p1", app.address(), 1, 10);
-            provider.applyPolicies(Map.of("provider", limitedTo(2)));
+            apply(provider, Map.of("provider", limitedTo(2)));
             int inbound = MeshFixture.port(provider, "inbound");
             List<Future<RawHttp.Response>> slow = new ArrayList<>();
             for (int i = 0; i < 2; i++) {
@@ -69,11 +69,11 @@ class OverloadProtectionTest {
             Sidecar pa = mesh.provider("provider", "a", a.address(), 1, 10);
             Sidecar pb = mesh.provider("provider", "b", b.address(), 1, 10);
             ServicePolicy one = limitedTo(1);
-            pa.applyPolicies(Map.of("provider", one));
-            pb.applyPolicies(Map.of("provider", one));
+            apply(pa, Map.of("provider", one));
+            apply(pb, Map.of("provider", one));
             Sidecar consumer = mesh.consumer(consumerApp.address(), List.of("provider"), false);
             // Non-idempotent POSTs, retried only because a shed request never reached an app.
-            consumer.applyPolicies(Map.of("provider", new ServicePolicy(Duration.ofSeconds(15),
+            apply(consumer, Map.of("provider", new ServicePolicy(Duration.ofSeconds(15),
                     new ServicePolicy.RetryPolicy(3, 10.0, 100, true), ServicePolicy.OutlierPolicy.DEFAULT, 0, 0, 0)));
             int port = MeshFixture.port(consumer, "upstream provider");
             List<Future<RawHttp.Response>> slow = new ArrayList<>();
@@ -102,7 +102,7 @@ class OverloadProtectionTest {
              ExecutorService clients = Executors.newVirtualThreadPerTaskExecutor()) {
             Sidecar provider = mesh.provider("provider", "p1", app.address(), 1, 10);
             // A fixed limit of --capacity 10, so only the connection cap of 1 can refuse the second request.
-            provider.applyPolicies(Map.of("provider", ServicePolicy.DEFAULT
+            apply(provider, Map.of("provider", ServicePolicy.DEFAULT
                     .withConcurrencyLimit(ServicePolicy.ConcurrencyLimit.FIXED).withMaxConnections(1)));
             int inbound = MeshFixture.port(provider, "inbound");
             Future<RawHttp.Response> slow = clients.submit(() -> get(inbound, "/slow?ms=3000"));
@@ -122,6 +122,15 @@ class OverloadProtectionTest {
             assertThat(metrics).containsPattern(
                     "weft_upstream_circuit_open_total\\{upstream=\"app\",limit=\"max_connections\"} [1-9]");
         }
+    }
+
+    /**
+     * Applies policies once the sidecar has had the registry's first (empty) policy snapshot, which would otherwise
+     * replace them with the defaults when it arrives late on a busy machine.
+     */
+    private static void apply(Sidecar s, Map<String, ServicePolicy> policies) {
+        await().atMost(WAIT).until(() -> !s.policyStatus().startsWith("defaults"));
+        s.applyPolicies(policies);
     }
 
     private static RawHttp.Response get(int port, String path) throws Exception {

@@ -31,7 +31,7 @@ import java.util.Set;
  *     retries: {attempts: 3, budget: 20%, min-per-second: 10, on-5xx: true}
  *     outlier-detection: {consecutive-failures: 5, base-ejection: 5s, max-ejection: 60s, max-ejected-percent: 50}
  *     rate-limit: {requests-per-second: 1000, burst: 100, per-caller: 200}
- *     concurrency-limit: {adaptive: true, min: 10, max: 200}   # inbound, at the service's own sidecars
+ *     concurrency-limit: {adaptive: true, min: 10, max: 200}   # inbound, at the service's own sidecars; default fixed
  *     circuit-breaker: {max-connections: 1024}
  *     routes:
  *       - name: search

@@ -44,8 +44,8 @@ public record ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy o
     }
 
     /**
-     * The defaults: a 15 s timeout (Envoy's route default), safe retries with a 20% budget, outlier detection on, an
-     * adaptive inbound concurrency limit under {@code --capacity}, 1024 connections per endpoint.
+     * The defaults: a 15 s timeout (Envoy's route default), safe retries with a 20% budget, outlier detection on, the
+     * inbound limit fixed at {@code --capacity} with its queue, 1024 connections per endpoint.
      */
     public static final ServicePolicy DEFAULT = new ServicePolicy(Duration.ofSeconds(15), RetryPolicy.DEFAULT,
             OutlierPolicy.DEFAULT, 0, 0, 0);
@@ -94,11 +94,13 @@ public record ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy o
     }
 
     /**
-     * The inbound concurrency limit: how many requests a sidecar lets reach its app at once. {@code adaptive} (the
-     * default) learns it with the Gradient2 algorithm (Netflix concurrency-limits, as the outbound side does for
-     * endpoints without a capacity): it rises while the app's latency stays at its no-load level and falls when
-     * queueing shows, never above {@code --capacity}; requests beyond it are refused at once with 503
-     * {@code inbound-limit} rather than queued. Not adaptive: exactly {@code --capacity}, with the bounded queue.
+     * The inbound concurrency limit: how many requests a sidecar lets reach its app at once. Adaptive, it is learned
+     * with the Gradient2 algorithm (Netflix concurrency-limits, as the outbound side does for endpoints without a
+     * capacity): it rises while the app's latency stays at its no-load level and falls when queueing shows, never
+     * above {@code --capacity}; requests beyond it are refused at once with 503 {@code inbound-limit} rather than
+     * queued. Not adaptive (the default): exactly {@code --capacity}, with the bounded queue. Off by default because
+     * on a CPU-starved machine every process's latency is noisy, Gradient2 cuts on each slow sample, and the measured
+     * result was sheds the fixed limit would have served (docs/resilience.md, measured effects).
      *
      * @param adaptive learn the limit (true) or use {@code --capacity} with the queue (false)
      * @param min      the learned limit never falls below this
@@ -106,8 +108,9 @@ public record ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy o
      * @param initial  where learning starts; 0 = the maximum, so a fresh sidecar sheds nothing until latency rises
      */
     public record ConcurrencyLimit(boolean adaptive, int min, int max, int initial) {
-        public static final ConcurrencyLimit DEFAULT = new ConcurrencyLimit(true, 10, 0, 0);
         public static final ConcurrencyLimit FIXED = new ConcurrencyLimit(false, 10, 0, 0);
+        public static final ConcurrencyLimit ADAPTIVE = new ConcurrencyLimit(true, 10, 0, 0);
+        public static final ConcurrencyLimit DEFAULT = FIXED;
     }
 
     /**

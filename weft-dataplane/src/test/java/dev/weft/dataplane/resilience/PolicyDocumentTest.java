@@ -49,13 +49,14 @@ class PolicyDocumentTest {
                     concurrency-limit: {adaptive: true, min: 5, max: 50}
                     circuit-breaker: {max-connections: 64}
                   consumer:
-                    concurrency-limit: {adaptive: false}
+                    concurrency-limit: {min: 3}
                   other:
                     timeout: 1s
                 """);
         assertThat(p.get("provider").concurrencyLimit()).isEqualTo(new ServicePolicy.ConcurrencyLimit(true, 5, 50, 0));
         assertThat(p.get("provider").maxConnections()).isEqualTo(64);
-        assertThat(p.get("consumer").concurrencyLimit().adaptive()).isFalse();
+        assertThat(p.get("consumer").concurrencyLimit()).as("adaptive is off unless asked for")
+                .isEqualTo(new ServicePolicy.ConcurrencyLimit(false, 3, 0, 0));
         assertThat(p.get("other").concurrencyLimit()).isEqualTo(ServicePolicy.ConcurrencyLimit.DEFAULT);
         assertThat(p.get("other").maxConnections()).isEqualTo(ServicePolicy.DEFAULT_MAX_CONNECTIONS);
         assertThatThrownBy(() -> PolicyDocument.parse("p.yaml", """
