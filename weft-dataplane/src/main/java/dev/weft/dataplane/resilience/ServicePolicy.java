@@ -98,9 +98,9 @@ public record ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy o
      * with the Gradient2 algorithm (Netflix concurrency-limits, as the outbound side does for endpoints without a
      * capacity): it rises while the app's latency stays at its no-load level and falls when queueing shows, never
      * above {@code --capacity}; requests beyond it are refused at once with 503 {@code inbound-limit} rather than
-     * queued. Not adaptive (the default): exactly {@code --capacity}, with the bounded queue. Off by default because
-     * on a CPU-starved machine every process's latency is noisy, Gradient2 cuts on each slow sample, and the measured
-     * result was sheds the fixed limit would have served (docs/resilience.md, measured effects).
+     * queued. Not adaptive (the default): exactly {@code --capacity}, with the bounded queue. Off by default until it
+     * is measured on a quiet machine: on a busy one its cuts shed load that the fixed limit serves late but serves
+     * (docs/resilience.md, measured effects).
      *
      * @param adaptive learn the limit (true) or use {@code --capacity} with the queue (false)
      * @param min      the learned limit never falls below this
