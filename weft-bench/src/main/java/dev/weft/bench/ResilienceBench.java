@@ -384,9 +384,11 @@ public final class ResilienceBench {
      */
     private void unequal() throws ExperimentException, InterruptedException {
         WeftDataPlane base = settings.experiment().dataPlane() instanceof WeftDataPlane w ? w : WeftDataPlane.defaults();
+        // The default is measured second: the run's first topology also warms the bench's own load generator, and
+        // that should not always count against the default.
         List<WeftDataPlane> planes = List.of(
-                base.balancing("adaptive default, no weights", false, null),
                 base.balancing("p2c-peak-ewma, weights 1:2:3", true, null),
+                base.balancing("adaptive default, no weights", false, null),
                 base.balancing("weighted-round-robin, weights 1:2:3", true, "weighted-round-robin"));
         Map<String, LoadResult> results = new LinkedHashMap<>();
         for (WeftDataPlane plane : planes) {
@@ -416,7 +418,7 @@ public final class ResilienceBench {
                 bestName = r.getKey();
             }
         }
-        LoadResult adaptive = results.values().iterator().next();
+        LoadResult adaptive = results.get(planes.get(1).name());
         add(s, "adaptive default / best weighted", adaptive.successes() / seconds(adaptive) / best * 100, "%",
                 "goodput; best weighted: " + bestName + "; issue target: at least 95%");
     }
