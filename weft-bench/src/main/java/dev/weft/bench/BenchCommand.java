@@ -16,10 +16,12 @@ import java.util.concurrent.Callable;
 
 /** {@code weft bench}: every data plane side by side on the paper's experiment, per hop, and JMH. See docs/benchmarks.md. */
 @Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
+        subcommands = ResilienceCommand.class,
         description = {"Run the paper's mesh experiment with Weft, nginx, HAProxy, Caddy (as both sidecars) and direct",
                 "side by side, the per-hop cost of each proxy, and the JMH microbenchmarks. Writes summary.md, CSV files",
                 "and mesh-chart.svg into a results folder. Missing peers are installed with apt-get when run as root.",
-                "The defaults (3 rounds, 5 s warm-up, 10 s per load) take about 35 minutes; --quick about 8."})
+                "The defaults (3 rounds, 5 s warm-up, 10 s per load) take about 35 minutes; --quick about 8.",
+                "'weft bench resilience' runs the fault scenarios instead (docs/resilience.md)."})
 public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--quick", description = "One round, 2 s warm-up, 5 s per load, short JMH: a first look, not stable medians.")
     boolean quick;

@@ -224,6 +224,7 @@ public final class Experiment implements AutoCloseable {
     private final FreePorts ports = new FreePorts();
     private final HttpProbe http = new HttpProbe();
     private final ObjectMapper json = new ObjectMapper();
+    private final Map<String, Long> providerPids = new java.util.concurrent.ConcurrentHashMap<>();
     private final Thread shutdownHook = new Thread(() -> children.stopAll(STOP_GRACE), "weft-demo-shutdown");
     private Path runDir;
     private String registry;
@@ -276,6 +277,33 @@ public final class Experiment implements AutoCloseable {
 
     public Path runDir() {
         return runDir;
+    }
+
+    /** The registry the sidecars use ({@code weft://HOST:PORT} of the control plane it started); null without one. */
+    public String registry() {
+        return registry;
+    }
+
+    /** Each provider app's port by provider name (for {@code /stats} and {@code POST /fault}), in start order. */
+    public Map<String, Integer> providerPorts() {
+        Map<String, Integer> m = new LinkedHashMap<>();
+        topology.providers().forEach(p -> m.put(p.spec().name(), p.appPort()));
+        return m;
+    }
+
+    /** Each provider app's process id by provider name, e.g. to {@code kill -9} it. */
+    public Map<String, Long> providerPids() {
+        return Map.copyOf(providerPids);
+    }
+
+    /**
+     * Runs the load with {@code listener} told of each phase and each second: for scenarios that act on the topology
+     * while the load runs (see {@link ResilienceBench}).
+     */
+    public LoadResult load(int connections, Duration warmup, Duration duration, LoadGenerator.PhaseListener listener)
+            throws InterruptedException {
+        return LoadGenerator.run(new LoadGenerator.Settings(target(), connections, duration, warmup,
+                settings.loadTimeout(), settings.loadThreads(), settings.providerDelay(), settings.out()), listener);
     }
 
     /** Every proxy started, provider side first; empty for {@code direct}. */
@@ -408,6 +436,7 @@ public final class Experiment implements AutoCloseable {
         int port = Integer.parseInt(provider.awaitOutput(ready,
                 "provider " + spec.name() + " listening on HOST:PORT", settings.startTimeout()).group(1));
         say("provider " + spec.name() + " ready on " + LOOPBACK + ":" + port + " (pid " + provider.pid() + ")");
+        providerPids.put(spec.name(), provider.pid());
         return port;
     }
 

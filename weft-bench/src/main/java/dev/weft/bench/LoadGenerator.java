@@ -120,7 +120,24 @@ public final class LoadGenerator {
 
         /** Just after the last counted outcome. */
         default void measurementEnded() {}
+
+        /** Once a second (warm-up included), what the second before it saw: a time line for fault scenarios. */
+        default void second(Tick tick) {}
     }
+
+    /**
+     * One second of a run, warm-up included.
+     *
+     * @param endNanos   {@code System.nanoTime()} at the end of the interval
+     * @param seconds    the interval's length
+     * @param ok         verified answers in it
+     * @param errors     failures of any kind in it
+     * @param p50Millis  median latency of its successes (0 when none)
+     * @param p99Millis  99th percentile latency of its successes (0 when none)
+     * @param latencyMicros its successes' latencies, to merge seconds into longer windows
+     */
+    public record Tick(long endNanos, double seconds, long ok, long errors, double p50Millis, double p99Millis,
+                       Histogram latencyMicros) {}
 
     private static final Duration RECONNECT_BACKOFF = Duration.ofMillis(100);
 
@@ -233,14 +250,14 @@ public final class LoadGenerator {
                 connect();
             }
             if (!settings.warmup().isZero()) {
-                waitShowingProgress("warm-up", start, start + settings.warmup().toNanos());
+                waitShowingProgress("warm-up", start, start + settings.warmup().toNanos(), listener);
             }
 
             listener.measurementStarting();
             long cpuBefore = processCpuNanos();
             long measureStart = System.nanoTime();
             stats.measuring = true;
-            waitShowingProgress("measuring", start, measureStart + settings.duration().toNanos());
+            waitShowingProgress("measuring", start, measureStart + settings.duration().toNanos(), listener);
             stats.measuring = false;
             running = false;
             long measureEnd = System.nanoTime();
@@ -270,7 +287,8 @@ public final class LoadGenerator {
             }
         }
 
-        private void waitShowingProgress(String phase, long runStart, long until) throws InterruptedException {
+        private void waitShowingProgress(String phase, long runStart, long until, PhaseListener listener)
+                throws InterruptedException {
             PrintStream out = settings.progress();
             long lastOk = stats.progressSuccesses.sum();
             long lastErrors = stats.progressErrors.sum();
@@ -286,13 +304,19 @@ public final class LoadGenerator {
                 long tick = System.nanoTime();
                 // A phase rarely ends on a whole second; report its last fraction only if it is not a mere sliver.
                 boolean sliver = tick >= until && tick - lastTick < 250_000_000L;
-                if (out != null && !sliver) {
+                if (!sliver) {
                     long ok = stats.progressSuccesses.sum();
                     long errs = stats.progressErrors.sum();
                     double seconds = Math.max(1e-9, (tick - lastTick) / 1e9);
-                    out.printf(Locale.ROOT, "load %4ds  %-9s  qps %8.1f  errors/s %6.1f  (measured: %d ok, %d errors)%n",
-                            Math.round((tick - runStart) / 1e9), phase, (ok - lastOk) / seconds,
-                            (errs - lastErrors) / seconds, stats.successes(), stats.measuredErrors());
+                    Histogram h = stats.progressLatency.getIntervalHistogram();
+                    boolean any = h.getTotalCount() > 0;
+                    listener.second(new Tick(tick, seconds, ok - lastOk, errs - lastErrors,
+                            any ? h.getValueAtPercentile(50) / 1e3 : 0, any ? h.getValueAtPercentile(99) / 1e3 : 0, h));
+                    if (out != null) {
+                        out.printf(Locale.ROOT, "load %4ds  %-9s  qps %8.1f  errors/s %6.1f  (measured: %d ok, %d errors)%n",
+                                Math.round((tick - runStart) / 1e9), phase, (ok - lastOk) / seconds,
+                                (errs - lastErrors) / seconds, stats.successes(), stats.measuredErrors());
+                    }
                     lastOk = ok;
                     lastErrors = errs;
                     lastTick = tick;

@@ -23,12 +23,15 @@ final class LoadStats {
     private final LongAdder wrongBody = new LongAdder();
     private final LongAdder connection = new LongAdder();
     private final LongAdder timeout = new LongAdder();
+    /** Every success's latency, warm-up included, read and reset once a second for {@link LoadGenerator.Tick}. */
+    final Recorder progressLatency = new Recorder(MAX_MICROS, 2);
     final LongAdder progressSuccesses = new LongAdder();
     final LongAdder progressErrors = new LongAdder();
     volatile boolean measuring;
 
     void success(long micros) {
         progressSuccesses.increment();
+        progressLatency.recordValue(Math.min(Math.max(micros, 0), MAX_MICROS));
         if (measuring) {
             successes.increment();
             latency.recordValue(Math.min(Math.max(micros, 0), MAX_MICROS));

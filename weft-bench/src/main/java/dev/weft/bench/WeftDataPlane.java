@@ -20,11 +20,14 @@ import java.util.Objects;
  * @param jvmOptions   the sidecar JVMs' options (heap, collector...) after the flags every Weft JVM needs; empty
  *                     for the experiment's child default. With {@link SidecarJvm#options()} the sidecars also get
  *                     the AOT cache {@code ./weft} trained, as {@code ./weft sidecar} does
+ * @param weighted     whether provider sidecars register the providers' weights (1:2:3); false registers weight 1
+ *                     for all, so the balancer has only what it measures to go by
+ * @param balancer     the consumer sidecar's {@code --balancer}; null for its default
  * @param extraArgs    more sidecar flags, e.g. {@code --tracing off --metrics off} for {@code weft-bare}, the
  *                     baseline that prices observability in the same run
  */
 public record WeftDataPlane(String name, String collaborator, String meshProtocol, List<String> jvmOptions,
-                            List<String> extraArgs) implements DataPlane {
+                            boolean weighted, String balancer, List<String> extraArgs) implements DataPlane {
 
     public WeftDataPlane {
         Objects.requireNonNull(name, "name");
@@ -33,8 +36,19 @@ public record WeftDataPlane(String name, String collaborator, String meshProtoco
         extraArgs = List.copyOf(extraArgs);
     }
 
+    public WeftDataPlane(String name, String collaborator, String meshProtocol, List<String> jvmOptions,
+                         List<String> extraArgs) {
+        this(name, collaborator, meshProtocol, jvmOptions, true, null, extraArgs);
+    }
+
     public WeftDataPlane(String name, String collaborator, String meshProtocol, List<String> jvmOptions) {
         this(name, collaborator, meshProtocol, jvmOptions, List.of());
+    }
+
+    /** This data plane under another name, with or without registered weights, and a consumer-side balancer. */
+    public WeftDataPlane balancing(String newName, boolean registerWeights, String consumerBalancer) {
+        return new WeftDataPlane(newName, collaborator, meshProtocol, jvmOptions, registerWeights, consumerBalancer,
+                extraArgs);
     }
 
     /** The demo's data plane: the sidecar's defaults, the experiment's child JVM options. */
@@ -43,7 +57,7 @@ public record WeftDataPlane(String name, String collaborator, String meshProtoco
     }
 
     public WeftDataPlane withJvmOptions(List<String> options) {
-        return new WeftDataPlane(name, collaborator, meshProtocol, options, extraArgs);
+        return new WeftDataPlane(name, collaborator, meshProtocol, options, weighted, balancer, extraArgs);
     }
 
     @Override
@@ -51,8 +65,9 @@ public record WeftDataPlane(String name, String collaborator, String meshProtoco
         return "Weft sidecars, --collaborator " + collaborator + ", mesh protocol "
                 + (meshProtocol == null ? "wmp (default)" : meshProtocol)
                 + (extraArgs.isEmpty() ? "" : ", " + String.join(" ", extraArgs))
-                + ", weights and capacity from the registry, JVM " + (jvmOptions.isEmpty() ? "defaults"
-                : String.join(" ", jvmOptions)) + (SidecarJvm.aotCache(jvmOptions).isPresent()
+                + (weighted ? ", weights" : ", no weights (all 1)") + " and capacity from the registry"
+                + (balancer == null ? "" : ", consumer balancer " + balancer) + ", JVM " + (jvmOptions.isEmpty()
+                ? "defaults" : String.join(" ", jvmOptions)) + (SidecarJvm.aotCache(jvmOptions).isPresent()
                 ? ", with the AOT cache" : ", without an AOT cache");
     }
 
@@ -67,7 +82,7 @@ public record WeftDataPlane(String name, String collaborator, String meshProtoco
                 "--service", "provider",
                 "--app", Experiment.LOOPBACK + ":" + provider.port(),
                 "--registry", ctx.registry(),
-                "--weight", Integer.toString(provider.weight()),
+                "--weight", Integer.toString(weighted ? provider.weight() : 1),
                 "--capacity", Integer.toString(provider.capacity()),
                 "--id", "provider-" + provider.name()), List.of());
     }
@@ -76,11 +91,15 @@ public record WeftDataPlane(String name, String collaborator, String meshProtoco
     public Proxy startConsumerSide(Context ctx, int listenPort, int appPort, List<Upstream> upstreams)
             throws ExperimentException, InterruptedException {
         // The providers are found through the registry; the upstream list is what they registered.
-        Proxy sidecar = startSidecar(ctx, "sidecar-consumer", List.of(
+        List<String> args = new ArrayList<>(List.of(
                 "--service", "consumer",
                 "--app", Experiment.LOOPBACK + ":" + appPort,
                 "--upstream", "provider=" + Experiment.LOOPBACK + ":" + listenPort,
-                "--registry", ctx.registry()), List.of(listenPort));
+                "--registry", ctx.registry()));
+        if (balancer != null) {
+            args.addAll(List.of("--balancer", balancer));
+        }
+        Proxy sidecar = startSidecar(ctx, "sidecar-consumer", args, List.of(listenPort));
         return new Proxy(sidecar.name(), sidecar.pid(), listenPort, sidecar.ready());
     }
 

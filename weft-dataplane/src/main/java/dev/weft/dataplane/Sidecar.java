@@ -69,6 +69,10 @@ public final class Sidecar implements AutoCloseable {
     private MeshPool meshPool;
     private Upstream meshUpstream;
     private Cluster appCluster;
+    private HttpUpstream appUpstream;
+    private HttpUpstream httpMeshUpstream;
+    /** The inbound concurrency limit last applied, so a policy push that keeps it does not reset what was learned. */
+    private dev.weft.dataplane.resilience.ServicePolicy.ConcurrencyLimit inboundLimit;
     private InboundServer inbound;
     private OutboundServer outbound;
     private AdminServer admin;
@@ -122,7 +126,8 @@ public final class Sidecar implements AutoCloseable {
                 config.queueTimeout());
         appCluster.update(List.of(new Endpoint(config.service(), "local-app", config.app().getHostString(),
                 config.app().getPort(), 1, config.capacity(), Map.of())));
-        Upstream appUpstream = new HttpUpstream(transport, "app");
+        applyInboundLimit(appCluster.policy().concurrencyLimit());
+        appUpstream = new HttpUpstream(transport, "app", e -> appCluster.policy().maxConnections());
 
         inbound = new InboundServer(transport, appCluster, appUpstream, collaborator, metrics, limits, codecMetrics,
                 observer, config.service());
@@ -132,7 +137,8 @@ public final class Sidecar implements AutoCloseable {
         // The mesh link: WMP by default; HTTP/1.1 exists to measure WMP against (docs/benchmarks.md).
         meshUpstream = switch (config.meshProtocol()) {
             case "wmp" -> new WmpUpstream(meshPool);
-            case "http1" -> new HttpUpstream(transport, "peer sidecar");
+            case "http1" -> httpMeshUpstream = new HttpUpstream(transport, "peer sidecar",
+                    e -> router.policyFor(e.service()).maxConnections());
             default -> throw new IllegalArgumentException("unknown mesh protocol '" + config.meshProtocol()
                     + "' (expected: wmp, http1)");
         };
@@ -322,6 +328,31 @@ public final class Sidecar implements AutoCloseable {
     public void applyPolicies(Map<String, dev.weft.dataplane.resilience.ServicePolicy> policies) {
         router.applyPolicies(policies);
         appCluster.policy(router.policyFor(config.service()));
+        applyInboundLimit(appCluster.policy().concurrencyLimit());
+    }
+
+    /**
+     * The inbound concurrency limit in front of the app: learned under {@code --capacity} and shedding at once, or
+     * {@code --capacity} with the bounded queue. Only a changed limit is re-applied (learning starts over).
+     */
+    private synchronized void applyInboundLimit(dev.weft.dataplane.resilience.ServicePolicy.ConcurrencyLimit limit) {
+        if (limit.equals(inboundLimit)) {
+            return;
+        }
+        inboundLimit = limit;
+        EndpointState app = appCluster.endpoints().getFirst();
+        if (limit.adaptive()) {
+            int max = limit.max() > 0 ? limit.max() : config.capacity() > 0 ? config.capacity() : 1000;
+            if (config.capacity() > 0) {
+                max = Math.min(max, config.capacity());
+            }
+            int min = Math.min(limit.min(), max);
+            int initial = limit.initial() > 0 ? Math.max(min, Math.min(limit.initial(), max)) : max;
+            app.limitAdaptively(initial, min, max);
+        } else {
+            app.limitByCapacityOnly();
+        }
+        appCluster.shedWhenFull(limit.adaptive());
     }
 
     /** The policy in force for calls to {@code service}. */
@@ -375,6 +406,7 @@ public final class Sidecar implements AutoCloseable {
         pol.put("rejections", policyRejections.sum());
         pol.put("inbound", policyJson(appCluster.policy()));
         m.put("policies", pol);
+        m.put("inbound", inboundJson());
         m.put("registryHealth", healthJson(registry.health()));
         m.put("observability", observability.describe());
         try {
@@ -394,8 +426,29 @@ public final class Sidecar implements AutoCloseable {
                 "maxEjectionMillis", p.outlier().maxEjection().toMillis(),
                 "maxEjectedPercent", p.outlier().maxEjectedPercent()));
         m.put("rateLimit", Map.of("requestsPerSecond", p.rateLimit(), "burst", p.rateBurst(), "perCaller", p.perCallerRate()));
+        var cl = p.concurrencyLimit();
+        m.put("concurrencyLimit", Map.of("adaptive", cl.adaptive(), "min", cl.min(), "max", cl.max(),
+                "initial", cl.initial()));
+        m.put("circuitBreaker", Map.of("maxConnections", p.maxConnections()));
         m.put("routes", p.routes().stream().map(r -> r.name() + " " + (r.method() == null ? "*" : r.method()) + " "
                 + (r.pathPrefix() == null ? "/" : r.pathPrefix())).toList());
+        return m;
+    }
+
+    /** What protects the local app right now: the limit in force (learned or fixed), and what it refused. */
+    private Map<String, Object> inboundJson() {
+        EndpointState app = appCluster.endpoints().getFirst();
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("concurrencyLimit", appCluster.shedsWhenFull() ? "adaptive" : "fixed");
+        m.put("limit", app.effectiveCapacity());
+        m.put("capacity", config.capacity());
+        m.put("inFlight", app.inFlight());
+        m.put("queued", appCluster.queued());
+        m.put("shed", appCluster.shed());
+        m.put("rejectedQueueFull", appCluster.rejectedQueueFull());
+        m.put("rejectedQueueTimeout", appCluster.rejectedTimeout());
+        m.put("latencyEwmaMillis", Math.round(app.latencyEwmaMillis() * 100) / 100.0);
+        m.put("appConnectionsCircuitOpen", appUpstream.circuitOpen());
         return m;
     }
 
@@ -476,6 +529,12 @@ public final class Sidecar implements AutoCloseable {
         p.counter("weft_app_rejected_total", "Inbound requests refused because the app was at capacity and the queue full or timed out.", metrics.appRejectedAtCapacity.sum());
         p.gauge("weft_app_in_flight", "Requests in flight at the local app.", appCluster.endpoints().stream().mapToInt(EndpointState::inFlight).sum());
         p.gauge("weft_app_queue_depth", "Inbound requests waiting for app capacity.", appCluster.queued());
+        p.counter("weft_app_shed_total", "Inbound requests refused at once (503 inbound-limit) by the adaptive concurrency limit.", appCluster.shed());
+        p.gauge("weft_app_concurrency_limit", "Requests the local app may have in flight now (learned, or --capacity).", appCluster.limit());
+        p.counter("weft_upstream_circuit_open_total", "Calls failed fast because the endpoint had circuit-breaker max-connections open.", appUpstream.circuitOpen(), "upstream", "app", "limit", "max_connections");
+        if (httpMeshUpstream != null) {
+            p.counter("weft_upstream_circuit_open_total", "", httpMeshUpstream.circuitOpen(), "upstream", "peer_sidecars", "limit", "max_connections");
+        }
         p.counter("weft_streams_reset_total", "Mesh streams ended abnormally.", metrics.streamsReset.sum());
         p.counter("weft_connections_opened_total", "Connections opened, by kind.", metrics.downstreamConnections.sum(), "kind", "app_to_sidecar");
         p.counter("weft_connections_opened_total", "", metrics.meshConnectionsAccepted.sum(), "kind", "mesh_inbound");

@@ -73,7 +73,8 @@ class ResilienceTest {
                 }
             }
             assertThat(bad.served.get()).as("the failing instance was tried").isPositive();
-            assertThat(good.served.get()).isEqualTo(20);
+            // TestApp counts a request after its answer is sent, so the last count may trail the last answer.
+            await().atMost(Duration.ofSeconds(5)).until(() -> good.served.get() == 20);
         }
     }
 

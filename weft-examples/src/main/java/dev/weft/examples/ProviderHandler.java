@@ -111,6 +111,7 @@ final class ProviderHandler extends SimpleChannelInboundHandler<FullHttpRequest>
             return;
         }
         Reply reply = new Reply(keepAlive);
+        reply.admitted = true;
         replies.addLast(reply);
         String hash = String.valueOf(data.hashCode());
         if (faults.stall) {
@@ -169,10 +170,14 @@ final class ProviderHandler extends SimpleChannelInboundHandler<FullHttpRequest>
         ctx.close();
     }
 
-    /** Frees the slots of answers nobody will read; a timer that already fired has freed its own. */
+    /**
+     * Frees the slots of answers nobody will read; a timer that already fired has freed its own. A stalled request
+     * has no timer and is freed here too: the caller closing the connection is what cancellation looks like to an
+     * app, and a cancelled request must not hold a slot for ever.
+     */
     private void abandonPending() {
         for (Reply reply : replies) {
-            if (reply.timer != null && reply.timer.cancel(false)) {
+            if (reply.admitted && (reply.timer == null || reply.timer.cancel(false))) {
                 server.abandoned();
             }
         }
@@ -187,6 +192,8 @@ final class ProviderHandler extends SimpleChannelInboundHandler<FullHttpRequest>
         String contentType;
         String body;
         ScheduledFuture<?> timer;
+        /** Holds one of the provider's slots until its timer fires or the connection closes. */
+        boolean admitted;
 
         Reply(boolean keepAlive) {
             this.keepAlive = keepAlive;

@@ -46,7 +46,29 @@ class ProviderFaultsTest {
         provider = ProviderServer.start(new ProviderServer.Settings(new HostPort("127.0.0.1", 0), "small", 200, Duration.ofMillis(1), 1));
         send("POST", "/fault?stall=true", Duration.ofSeconds(5));
         assertThatThrownBy(() -> send("GET", "/?data=x", Duration.ofMillis(500))).isInstanceOf(HttpTimeoutException.class);
-        assertThat(provider.stats().inFlight()).isEqualTo(1);
+        assertThat(provider.stats().maxInFlight()).as("admitted, held, never answered").isEqualTo(1);
+    }
+
+    @Test
+    void aStalledRequestFreesItsSlotWhenTheCallerClosesTheConnection() throws Exception {
+        provider = ProviderServer.start(new ProviderServer.Settings(new HostPort("127.0.0.1", 0), "small", 200, Duration.ofMillis(1), 1));
+        send("POST", "/fault?stall=true", Duration.ofSeconds(5));
+        try (java.net.Socket s = new java.net.Socket(provider.address().getAddress(), provider.address().getPort())) {
+            s.getOutputStream().write("GET /?data=x HTTP/1.1\r\nHost: p\r\n\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            s.getOutputStream().flush();
+            awaitInFlight(1);
+        }
+        awaitInFlight(0);
+    }
+
+    private void awaitInFlight(int n) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (provider.stats().inFlight() != n) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("in flight stayed " + provider.stats().inFlight() + ", expected " + n);
+            }
+            Thread.sleep(10);
+        }
     }
 
     @Test

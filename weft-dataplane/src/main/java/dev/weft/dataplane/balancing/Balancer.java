@@ -9,15 +9,23 @@ import java.util.function.Supplier;
  * worker), so an implementation's own state needs no synchronisation; only {@link EndpointState} is shared.
  *
  * <p>Implementations must take the slot with {@link EndpointState#tryAcquire()} and return only an endpoint whose
- * slot they took, or null when every endpoint is at capacity.
+ * slot they took, or null when every endpoint is at capacity. They must never return {@code exclude}: that is how
+ * a retry goes to a different endpoint whichever balancer is configured ({@link Cluster} falls back to the excluded
+ * endpoint itself only when it is the one left with room).
  */
 public interface Balancer {
 
     /**
      * @param endpoints the cluster's current endpoints (same list instance until the endpoint set changes)
      * @param hash      the request's hash key for {@code ring-hash}; 0 for other balancers
+     * @param exclude   an endpoint not to choose (the one a retried request just failed at); null for none
      */
-    EndpointState pick(List<EndpointState> endpoints, long hash);
+    EndpointState pick(List<EndpointState> endpoints, long hash, EndpointState exclude);
+
+    /** A pick with nothing excluded: a request's first attempt. */
+    default EndpointState pick(List<EndpointState> endpoints, long hash) {
+        return pick(endpoints, hash, null);
+    }
 
     /** Creates one balancer per Worker. */
     interface Factory {

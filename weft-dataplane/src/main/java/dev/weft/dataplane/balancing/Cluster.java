@@ -27,6 +27,9 @@ import java.util.concurrent.atomic.LongAdder;
  * at once by the Worker's own {@link Balancer}; otherwise the request waits in a bounded FIFO queue and is granted the
  * next slot that frees ({@link #release}). A full queue, a wait past the queue timeout, or a service without
  * endpoints fail the promise at once with a {@link NoCapacityException} whose message is what the client is told.
+ * A cluster that {@linkplain #shedWhenFull sheds} (the local app's, under its adaptive concurrency limit) has no
+ * queue: a request finding every slot taken fails at once with a {@link ShedException}, because a queue in front
+ * of an overloaded app only adds waiting to its latency.
  *
  * <p>Threads: {@link #update} runs on the registry's thread; everything else on any Worker. Shared state is the
  * volatile endpoint list, the atomic counters inside {@link EndpointState} and a lock-free deque of waiters.
@@ -49,6 +52,8 @@ public final class Cluster {
     private final LongAdder rateLimited = new LongAdder();
     private final LongAdder retries = new LongAdder();
     private final LongAdder timeouts = new LongAdder();
+    private final LongAdder shed = new LongAdder();
+    private volatile boolean shedWhenFull;
 
     /** A policy with the state it needs (budget, limiters): swapped as one, so a policy change is atomic. */
     private record Protection(ServicePolicy policy, RetryBudget budget, RateLimiter limiter,
@@ -174,10 +179,45 @@ public final class Cluster {
         return timeouts.sum();
     }
 
-    /** A slot right now from the Worker's balancer, or null; never queues. Call on {@code loop}. */
-    public EndpointState tryPick(EventExecutor loop, long hash) {
+    /**
+     * A slot right now from the Worker's balancer, or null; never queues. Call on {@code loop}.
+     *
+     * @param exclude an endpoint to avoid (a retry's previous one): chosen only when no other endpoint has room
+     */
+    public EndpointState tryPick(EventExecutor loop, long hash, EndpointState exclude) {
         List<EndpointState> eps = endpoints;
-        return eps.isEmpty() ? null : balancers.computeIfAbsent(loop, l -> balancerFactory.create()).pick(eps, hash);
+        if (eps.isEmpty()) {
+            return null;
+        }
+        Balancer b = balancers.computeIfAbsent(loop, l -> balancerFactory.create());
+        EndpointState chosen = b.pick(eps, hash, exclude);
+        return chosen != null || exclude == null ? chosen : b.pick(eps, hash, null);
+    }
+
+    /**
+     * Sheds instead of queueing when every slot is taken (see the class comment). Set from the inbound policy's
+     * {@code concurrency-limit}; requests already queued still get their turn.
+     */
+    public void shedWhenFull(boolean on) {
+        shedWhenFull = on;
+    }
+
+    public boolean shedsWhenFull() {
+        return shedWhenFull;
+    }
+
+    /** Requests refused at once because every slot was taken and the cluster sheds rather than queues. */
+    public long shed() {
+        return shed.sum();
+    }
+
+    /** The slots of all endpoints together: what a shed request is told the limit was. */
+    public int limit() {
+        int n = 0;
+        for (EndpointState e : endpoints) {
+            n += e.effectiveCapacity();
+        }
+        return n;
     }
 
     /**
@@ -236,15 +276,17 @@ public final class Cluster {
     }
 
     public Future<EndpointState> acquire(EventExecutor loop) {
-        return acquire(loop, 0);
+        return acquire(loop, 0, null);
     }
 
     /**
      * Asks for a slot at some endpoint. Must be called on {@code loop}; the returned future completes on it.
      *
-     * @param hash the request's hash key (see {@link #hashHeader()}), 0 when unused
+     * @param hash    the request's hash key (see {@link #hashHeader()}), 0 when unused
+     * @param exclude the endpoint a retried request just failed at, avoided when another has room; null for none.
+     *                A waiter granted a slot later from the queue may still get it: by then it has waited anyway
      */
-    public Future<EndpointState> acquire(EventExecutor loop, long hash) {
+    public Future<EndpointState> acquire(EventExecutor loop, long hash, EndpointState exclude) {
         Promise<EndpointState> promise = loop.newPromise();
         List<EndpointState> eps = endpoints;
         if (eps.isEmpty() && known) {
@@ -254,9 +296,13 @@ public final class Cluster {
         // Waiters go first: a newcomer must not overtake requests already queued. A service the registry has not
         // answered for yet (first request by Host name) also waits here, for its first snapshot.
         if (waiters.isEmpty() && !eps.isEmpty()) {
-            EndpointState chosen = tryPick(loop, hash);
+            EndpointState chosen = tryPick(loop, hash, exclude);
             if (chosen != null) {
                 return promise.setSuccess(chosen);
+            }
+            if (shedWhenFull) {
+                shed.increment();
+                return promise.setFailure(new ShedException(limit()));
             }
         }
         if (queued.incrementAndGet() > maxQueue) {
@@ -350,6 +396,29 @@ public final class Cluster {
     public static class NoCapacityException extends Exception {
         public NoCapacityException(String message) {
             super(message, null, false, false);
+        }
+
+        /** The {@code x-weft-error} the client is told. */
+        public String kind() {
+            return "no-capacity";
+        }
+    }
+
+    /**
+     * Refused at once by the adaptive concurrency limit in front of the local app: nothing reached the app, so the
+     * caller's sidecar may safely try another instance.
+     */
+    public static final class ShedException extends NoCapacityException {
+        /** The {@code x-weft-error} of a shed answer. */
+        public static final String KIND = "inbound-limit";
+
+        public ShedException(int limit) {
+            super("weft: inbound concurrency limit " + limit + " reached");
+        }
+
+        @Override
+        public String kind() {
+            return KIND;
         }
     }
 

@@ -33,15 +33,46 @@ public final class EndpointState {
     private volatile double ewmaNanos;
     private volatile long ewmaStamp;
     /**
-     * Learned concurrency limit for endpoints that registered no capacity (capacity 0): the gradient algorithm of
-     * Netflix's concurrency-limits library raises the limit while latency stays at its no-load level and cuts it when
-     * queueing shows, so an endpoint is never sent more than it can take even when nobody said how much that is.
+     * Learned concurrency limit: the gradient algorithm of Netflix's concurrency-limits library raises the limit while
+     * latency stays at its no-load level and cuts it when queueing shows. Used for endpoints that registered no
+     * capacity (capacity 0), so an endpoint is never sent more than it can take even when nobody said how much that
+     * is; and, when {@link #limitAdaptively} was called, below the registered capacity too (the inbound side's limit
+     * protecting the local app). Replaced whole by a policy change, so it is volatile.
      */
-    private final Limit adaptive;
+    private volatile Limit adaptive;
+    /** Whether {@link #adaptive} also applies when a capacity is registered (then as a limit under it). */
+    private volatile boolean adaptiveUnderCapacity;
 
     public EndpointState(Endpoint endpoint) {
         this.endpoint = endpoint;
-        this.adaptive = Gradient2Limit.newBuilder().initialLimit(20).minLimit(4).maxConcurrency(1000).build();
+        this.adaptive = gradient2(20, 4, 1000);
+    }
+
+    /** The one place the limit algorithm is built: Gradient2 with the library's defaults besides the bounds. */
+    private static Limit gradient2(int initial, int min, int max) {
+        return Gradient2Limit.newBuilder().initialLimit(initial).minLimit(min).maxConcurrency(max).build();
+    }
+
+    /**
+     * Limits this endpoint adaptively even though it registered a capacity: at most {@code max}, at least {@code min},
+     * starting at {@code initial}. Learned state starts over, so call it only when these numbers change.
+     */
+    public void limitAdaptively(int initial, int min, int max) {
+        adaptive = gradient2(initial, min, max);
+        adaptiveUnderCapacity = true;
+    }
+
+    /** Back to the registered capacity alone (or the default learned limit when none is registered). */
+    public void limitByCapacityOnly() {
+        if (adaptiveUnderCapacity) {
+            adaptiveUnderCapacity = false;
+            adaptive = gradient2(20, 4, 1000);
+        }
+    }
+
+    /** The learned limit (also when it is not in force: see {@link #effectiveCapacity()}). */
+    public int adaptiveLimit() {
+        return adaptive.getLimit();
     }
 
     public Endpoint endpoint() {
@@ -65,10 +96,16 @@ public final class EndpointState {
         return inFlight.get();
     }
 
-    /** The most requests this endpoint may have in flight: its registered capacity, else the learned limit. */
+    /**
+     * The most requests this endpoint may have in flight: its registered capacity, else the learned limit; the
+     * smaller of the two when the endpoint is limited adaptively under its capacity.
+     */
     public int effectiveCapacity() {
         int cap = endpoint.capacity();
-        return cap != 0 ? cap : adaptive.getLimit();
+        if (cap == 0) {
+            return adaptive.getLimit();
+        }
+        return adaptiveUnderCapacity ? Math.min(cap, adaptive.getLimit()) : cap;
     }
 
     public boolean hasRoom() {
@@ -174,7 +211,7 @@ public final class EndpointState {
             ewmaNanos = prev * w + rttNanos * (1 - w);
         }
         ewmaStamp = now;
-        if (endpoint.capacity() == 0) {
+        if (endpoint.capacity() == 0 || adaptiveUnderCapacity) {
             adaptive.onSample(now - rttNanos, rttNanos, inFlightAtStart, dropped);
         }
     }

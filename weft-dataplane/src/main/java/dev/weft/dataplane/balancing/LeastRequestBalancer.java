@@ -6,12 +6,12 @@ import java.util.List;
 final class LeastRequestBalancer implements Balancer {
 
     @Override
-    public EndpointState pick(List<EndpointState> endpoints, long hash) {
+    public EndpointState pick(List<EndpointState> endpoints, long hash, EndpointState exclude) {
         for (int attempt = 0; attempt < endpoints.size(); attempt++) {
             EndpointState best = null;
             double bestLoad = Double.MAX_VALUE;
             for (EndpointState e : endpoints) {
-                if (!e.hasRoom()) {
+                if (e == exclude || !e.hasRoom()) {
                     continue;
                 }
                 double load = (double) e.inFlight() / e.weight();

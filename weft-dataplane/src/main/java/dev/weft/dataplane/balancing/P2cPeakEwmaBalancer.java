@@ -13,11 +13,11 @@ import java.util.concurrent.ThreadLocalRandom;
 final class P2cPeakEwmaBalancer implements Balancer {
 
     @Override
-    public EndpointState pick(List<EndpointState> endpoints, long hash) {
+    public EndpointState pick(List<EndpointState> endpoints, long hash, EndpointState exclude) {
         int n = endpoints.size();
         if (n == 1) {
             EndpointState only = endpoints.getFirst();
-            return only.tryAcquire() ? only : null;
+            return only != exclude && only.tryAcquire() ? only : null;
         }
         ThreadLocalRandom random = ThreadLocalRandom.current();
         for (int attempt = 0; attempt < 3; attempt++) {
@@ -28,8 +28,8 @@ final class P2cPeakEwmaBalancer implements Balancer {
             }
             EndpointState ea = endpoints.get(a);
             EndpointState eb = endpoints.get(b);
-            boolean roomA = ea.hasRoom();
-            boolean roomB = eb.hasRoom();
+            boolean roomA = ea != exclude && ea.hasRoom();
+            boolean roomB = eb != exclude && eb.hasRoom();
             EndpointState first;
             EndpointState second;
             if (roomA && roomB) {
@@ -52,7 +52,7 @@ final class P2cPeakEwmaBalancer implements Balancer {
         // Both draws were full: fall back to a scan, so a free endpoint is never missed while requests queue.
         EndpointState best = null;
         for (EndpointState e : endpoints) {
-            if (e.hasRoom() && (best == null || e.cost() < best.cost())) {
+            if (e != exclude && e.hasRoom() && (best == null || e.cost() < best.cost())) {
                 best = e;
             }
         }

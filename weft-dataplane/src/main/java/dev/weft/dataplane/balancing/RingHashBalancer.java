@@ -7,8 +7,8 @@ import java.util.List;
 /**
  * Consistent hashing on a request key (a header named in config): the same key goes to the same endpoint while it
  * lives and has room, so caches behind it stay warm; when endpoints come or go only the keys of their ring segments
- * move. Each endpoint gets points on the ring in proportion to its weight. A full or unreachable endpoint passes
- * the request to the next point clockwise. Worker-confined: the ring is rebuilt when the endpoint list changes.
+ * move. Each endpoint gets points on the ring in proportion to its weight. A full, unreachable or excluded endpoint
+ * passes the request to the next point clockwise. Worker-confined: the ring is rebuilt when the endpoint list changes.
  */
 final class RingHashBalancer implements Balancer {
     private static final int POINTS_PER_WEIGHT = 64;
@@ -18,7 +18,7 @@ final class RingHashBalancer implements Balancer {
     private EndpointState[] owners = new EndpointState[0];
 
     @Override
-    public EndpointState pick(List<EndpointState> endpoints, long hash) {
+    public EndpointState pick(List<EndpointState> endpoints, long hash, EndpointState exclude) {
         if (endpoints != seen) {
             build(endpoints);
         }
@@ -31,7 +31,7 @@ final class RingHashBalancer implements Balancer {
         }
         for (int step = 0; step < ring.length; step++) {
             EndpointState e = owners[(i + step) % ring.length];
-            if (e.tryAcquire()) {
+            if (e != exclude && e.tryAcquire()) {
                 return e;
             }
         }

@@ -7,12 +7,12 @@ final class RoundRobinBalancer implements Balancer {
     private int next;
 
     @Override
-    public EndpointState pick(List<EndpointState> endpoints, long hash) {
+    public EndpointState pick(List<EndpointState> endpoints, long hash, EndpointState exclude) {
         int n = endpoints.size();
         for (int i = 0; i < n; i++) {
             int idx = Math.floorMod(next++, n);
             EndpointState e = endpoints.get(idx);
-            if (e.tryAcquire()) {
+            if (e != exclude && e.tryAcquire()) {
                 return e;
             }
         }

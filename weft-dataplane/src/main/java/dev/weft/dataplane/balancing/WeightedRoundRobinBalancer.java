@@ -13,7 +13,7 @@ final class WeightedRoundRobinBalancer implements Balancer {
     private int[] current = new int[0];
 
     @Override
-    public EndpointState pick(List<EndpointState> endpoints, long hash) {
+    public EndpointState pick(List<EndpointState> endpoints, long hash, EndpointState exclude) {
         if (endpoints != seen) {
             // The endpoint set changed (a registry update): scores restart, which only costs a few picks of smoothness.
             seen = endpoints;
@@ -25,7 +25,7 @@ final class WeightedRoundRobinBalancer implements Balancer {
             int best = -1;
             for (int i = 0; i < n; i++) {
                 EndpointState e = endpoints.get(i);
-                if (!e.hasRoom()) {
+                if (e == exclude || !e.hasRoom()) {
                     continue;
                 }
                 current[i] += e.weight();

@@ -31,8 +31,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The inbound path over WMP: one stream from a peer sidecar, carried to the local app and answered back on the
- * stream. The steps, run by the Collaborator: admit (one of the app's {@code --capacity} slots, waiting in a bounded
- * queue when all are taken, so the app never sees more in flight), connect (a pooled keep-alive connection from the
+ * stream. The steps, run by the Collaborator: admit (one of the app's slots under its concurrency limit: learned
+ * and shedding at once with 503 {@code inbound-limit} by default, or {@code --capacity} with a bounded queue; each
+ * answer's latency feeds the learned limit), connect (a pooled keep-alive connection from the
  * app's {@link Upstream}), forward (head and body), await the app's head, relay it as a RESPONSE frame (with the first
  * body chunk: one frame for a small answer); body chunks then stream both ways under flow control.
  *
@@ -64,6 +65,10 @@ final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamLi
     private boolean headSent;
     private int status;
     private boolean finished;
+    private long sentNanos;
+    private int inFlightAtSend;
+    /** The app's port refused the dial: nothing reached the app. */
+    private boolean dialRefused;
 
     InboundExchange(MeshStream stream, WmpRequest request, EventLoop loop, Cluster app, Upstream appUpstream,
                     SidecarMetrics metrics, ExchangeTrace trace) {
@@ -113,8 +118,8 @@ final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamLi
                     } else {
                         trace.admitted(app.service(), slot.endpoint().id(), slot.endpoint().address());
                     }
-                } else {
-                    metrics.appRejectedAtCapacity.increment();
+                } else if (!(x.cause() instanceof Cluster.ShedException)) {
+                    metrics.appRejectedAtCapacity.increment(); // queue full or timed out; sheds have their own count
                 }
             });
             return f;
@@ -136,7 +141,8 @@ final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamLi
                         call.cancel();
                         call = null;
                     }
-                } else {
+                } else if (!(x.cause() instanceof Upstream.CircuitOpenException)) {
+                    dialRefused = true;
                     metrics.appConnectFailures.increment();
                 }
             });
@@ -156,6 +162,8 @@ final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamLi
             HttpRequest h = ProxyHeaders.toHttpRequest(r.method(), r.path(), r.headers());
             traffic.bytesIn(r.body().readableBytes());
             bytesIn += r.body().readableBytes();
+            sentNanos = System.nanoTime();
+            inFlightAtSend = slot.inFlight();
             call.sendHead(h, r.authority(), null, r.body(), r.endStream());
             trace.sent();
             if (!r.endStream()) {
@@ -239,6 +247,10 @@ final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamLi
         headBody = body;
         headEnd = end;
         status = h.status().code();
+        if (slot != null) {
+            // The app's latency teaches the inbound concurrency limit; a 503 from the app is it shedding itself.
+            slot.recordLatency(System.nanoTime() - sentNanos, inFlightAtSend, status == 503);
+        }
         trace.firstByte(status);
         answered.trySuccess(null);
     }
@@ -351,6 +363,17 @@ final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamLi
             code = 504;
             kind = "timeout";
             message = cause.getMessage();
+            if (slot != null && sentNanos != 0) {
+                slot.recordLatency(System.nanoTime() - sentNanos, inFlightAtSend, true); // the app is too slow
+            }
+        } else if (cause instanceof Cluster.ShedException shed) {
+            code = 503;
+            kind = shed.kind();
+            message = shed.getMessage();
+        } else if (cause instanceof Upstream.CircuitOpenException) {
+            code = 503;
+            kind = "circuit-open";
+            message = cause.getMessage();
         } else if (cause instanceof Cluster.NoCapacityException) {
             code = 503;
             kind = "app-at-capacity";
@@ -363,9 +386,13 @@ final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamLi
         if (!stream.isClosed()) {
             ByteBuf body = stream.session().channel().alloc().buffer(message.length() + 1);
             body.writeCharSequence(message + "\n", StandardCharsets.UTF_8);
-            WmpHeaders h = new WmpHeaders(3).add("content-type", "text/plain").add("x-weft-error", kind);
+            WmpHeaders h = new WmpHeaders(4).add("content-type", "text/plain").add("x-weft-error", kind);
             if (retryAfter != null) {
                 h.add("retry-after", retryAfter);
+            }
+            if (cause instanceof Cluster.NoCapacityException || cause instanceof Upstream.CircuitOpenException
+                    || dialRefused) {
+                h.add(Deadlines.UNPROCESSED_HEADER, "true"); // the caller's sidecar may retry it elsewhere
             }
             stream.sendHead(new WmpResponse(stream.id(), true, code, h, body), body.readableBytes(), true);
             if (!requestComplete) {

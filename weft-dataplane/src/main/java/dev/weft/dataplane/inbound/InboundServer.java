@@ -107,7 +107,7 @@ public final class InboundServer implements AutoCloseable {
         p.addLast("http-encoder", new HttpResponseEncoder());
         p.addLast("expect-continue", new HttpServerExpectContinueHandler());
         p.addLast("proxy", new HttpProxyHandler(Destination.app(app), appUpstream, collaborator, metrics,
-                metrics.inbound, false, observer, localService));
+                ExchangeObserver.Direction.INBOUND, false, observer, localService));
     }
 
     /**

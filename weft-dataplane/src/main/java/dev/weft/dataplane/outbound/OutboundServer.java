@@ -77,7 +77,7 @@ public final class OutboundServer implements AutoCloseable {
                         c.pipeline().addLast("http-encoder", new HttpResponseEncoder());
                         c.pipeline().addLast("expect-continue", new HttpServerExpectContinueHandler());
                         c.pipeline().addLast("proxy", new HttpProxyHandler(destination, meshUpstream, collaborator,
-                                metrics, metrics.outbound, true, observer, localService));
+                                metrics, ExchangeObserver.Direction.OUTBOUND, true, observer, localService));
                     }
                 })
                 .bind(address).sync().channel();

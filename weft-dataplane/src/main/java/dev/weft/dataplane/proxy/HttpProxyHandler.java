@@ -68,9 +68,6 @@ import java.util.concurrent.TimeUnit;
  * owned here until written to the downstream channel (the HTTP encoder releases them).
  */
 public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
-    /** A request whose dial fails is tried on up to this many endpoints in all. */
-    private static final int MAX_ATTEMPTS = 3;
-
     private final Destination destination;
     private final Upstream upstream;
     private final Collaborator collaborator;
@@ -89,16 +86,18 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     private String peer;
 
     /**
-     * @param traffic          the direction's counters (outbound for the app's calls, inbound for the mesh's)
+     * @param direction        OUTBOUND for the app's calls (the upstream is a peer sidecar), INBOUND for the mesh's
+     *                         (the upstream is the local app); picks the counters, and what a refused dial means
      * @param addClientAddress append the downstream's address to X-Forwarded-For: true where the downstream is the
      *                         original client, false on the mesh's second hop (the first hop already added it)
      */
     public HttpProxyHandler(Destination destination, Upstream upstream, Collaborator collaborator,
-                            SidecarMetrics metrics, TrafficMetrics traffic, boolean addClientAddress,
+                            SidecarMetrics metrics, ExchangeObserver.Direction direction, boolean addClientAddress,
                             ExchangeObserver observer, String localService) {
         this.observer = observer;
         this.localService = localService;
-        this.direction = traffic == metrics.inbound ? ExchangeObserver.Direction.INBOUND : ExchangeObserver.Direction.OUTBOUND;
+        this.direction = direction;
+        TrafficMetrics traffic = direction == ExchangeObserver.Direction.INBOUND ? metrics.inbound : metrics.outbound;
         this.destination = destination;
         this.upstream = upstream;
         this.collaborator = collaborator;
@@ -336,7 +335,8 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         private final long deadlineNanos;
         private ScheduledFuture<?> timer;
         private ByteBuf replayBody;
-        private String lastEndpointId;
+        /** The endpoint the previous attempt went to: a retry's pick excludes it. */
+        private EndpointState lastEndpoint;
         private final ArrayDeque<HttpContent> pendingBody = new ArrayDeque<>(2);
         private final ArrayDeque<HttpContent> pendingAnswer = new ArrayDeque<>(0);
         boolean requestComplete;
@@ -379,20 +379,11 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             return Exchange.onLoop(loop(), () -> {
                 String hashHeader = cluster.hashHeader();
                 long hash = hashHeader == null ? 0 : Balancer.hashOf(request.headers().get(hashHeader));
-                Future<EndpointState> f = cluster.acquire(loop(), hash);
+                // A retry goes to a different endpoint when one has room, whichever balancer is configured.
+                Future<EndpointState> f = cluster.acquire(loop(), hash, lastEndpoint);
                 f.addListener(x -> {
                     if (x.isSuccess()) {
                         endpoint = f.getNow();
-                        if (!finished && lastEndpointId != null && endpoint.endpoint().id().equals(lastEndpointId)
-                                && cluster.endpoints().size() > 1) {
-                            // A retry goes to a different endpoint when one has room: swap once for another pick.
-                            EndpointState same = endpoint;
-                            EndpointState other = cluster.tryPick(loop(), hash + 1);
-                            if (other != null) {
-                                endpoint = other;
-                                cluster.release(same);
-                            }
-                        }
                         if (finished) {
                             releaseSlot(); // the client left while we waited for capacity
                         } else {
@@ -524,12 +515,18 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
                 return;
             }
             int code = h.status().code();
-            if (endpoint != null) {
+            // The peer's sidecar refused it before its app saw it (shed by its concurrency limit, app down...): as
+            // safe as a refused stream to retry elsewhere. Not an outlier failure when it is load shedding, and its
+            // quick answer must not feed the latency average, or a shedding endpoint would look fast.
+            boolean unprocessed = code >= 500 && h.headers().contains(Deadlines.UNPROCESSED_HEADER);
+            if (endpoint != null && unprocessed && code != 503) {
+                cluster.recordOutcome(endpoint, true); // the app behind it is down: let outlier detection see it
+            } else if (endpoint != null && !unprocessed) {
                 // Feeds the latency-aware balancer and the learned concurrency limit; a 503 is the upstream shedding.
                 endpoint.recordLatency(System.nanoTime() - sentNanos, inFlightAtSend, code == 503);
                 cluster.recordOutcome(endpoint, code >= 500);
             }
-            if (isRetriable5xx(code) && end && canRetry(false)) {
+            if ((unprocessed || isRetriable5xx(code)) && end && canRetry(unprocessed)) {
                 // The whole (error) answer is here; drop it and try another endpoint.
                 body.release();
                 call = null;
@@ -622,16 +619,21 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             if (finished || cause == SUPERSEDED) {
                 return;
             }
-            if (endpoint != null && !(cause instanceof Cluster.NoCapacityException)) {
+            // Refused by our own limits (capacity, the connection cap): nothing says the endpoint is unwell.
+            boolean endpointFault = endpoint != null && !(cause instanceof Cluster.NoCapacityException)
+                    && !(cause instanceof Upstream.CircuitOpenException);
+            if (endpointFault) {
                 endpoint.recordFailure();
                 if (sentNanos != 0) {
                     endpoint.recordLatency(System.nanoTime() - sentNanos, inFlightAtSend, true);
                 }
-            }
-            if (endpoint != null && !(cause instanceof Cluster.NoCapacityException)) {
                 cluster.recordOutcome(endpoint, true);
             }
-            if (cause instanceof Upstream.ConnectException && attempts < MAX_ATTEMPTS && canRetry(true)) {
+            if (cause instanceof Upstream.CircuitOpenException && canRetry(true)) {
+                retry(); // nothing was sent: another endpoint may have connections to spare
+                return;
+            }
+            if (cause instanceof Upstream.ConnectException && canRetry(true)) {
                 // Nothing was sent (the dial failed), so trying another endpoint cannot duplicate the request.
                 // This is what keeps a killed instance from failing requests until its lease expires.
                 metrics.connectRetries.increment();
@@ -655,12 +657,15 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
                 metrics.unknownService.increment();
                 st = HttpResponseStatus.SERVICE_UNAVAILABLE;
                 kind = "unknown-service";
-            } else if (cause instanceof Cluster.NoCapacityException) {
+            } else if (cause instanceof Cluster.NoCapacityException nc) {
                 st = HttpResponseStatus.SERVICE_UNAVAILABLE;
-                kind = "no-capacity";
+                kind = nc.kind();
+            } else if (cause instanceof Upstream.CircuitOpenException) {
+                st = HttpResponseStatus.SERVICE_UNAVAILABLE;
+                kind = "circuit-open";
             } else if (cause instanceof Upstream.ConnectException) {
                 // The local app refusing is a 502 (the app is down); a peer sidecar refusing is a 503 (try later).
-                boolean app = traffic == metrics.inbound;
+                boolean app = direction == ExchangeObserver.Direction.INBOUND;
                 st = app ? HttpResponseStatus.BAD_GATEWAY : HttpResponseStatus.SERVICE_UNAVAILABLE;
                 kind = app ? "app-unavailable" : "upstream-connect";
             } else {
@@ -674,7 +679,12 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             traffic.finished(st.code(), start, true);
             trace.end(st.code(), bytesIn, bytesOut, kind);
             boolean close = !requestComplete || !keepAlive;
-            ctx.writeAndFlush(HttpErrors.response(ctx.alloc(), st, kind, cause.getMessage(), close));
+            var answer = HttpErrors.response(ctx.alloc(), st, kind, cause.getMessage(), close);
+            if (cause instanceof Cluster.NoCapacityException || cause instanceof Upstream.CircuitOpenException
+                    || cause instanceof Upstream.ConnectException) {
+                answer.headers().set(Deadlines.UNPROCESSED_HEADER, "true"); // never sent: safe to retry elsewhere
+            }
+            ctx.writeAndFlush(answer);
             exchangeDone(this, close);
         }
 
@@ -729,7 +739,7 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         private void retry() {
             attempts++;
             cluster.countRetry();
-            lastEndpointId = endpoint != null ? endpoint.endpoint().id() : null;
+            lastEndpoint = endpoint != null ? endpoint : lastEndpoint;
             cancelCall();
             releaseSlot();
             if (answered != null) {

@@ -11,6 +11,12 @@ import java.time.Duration;
 public final class Deadlines {
     public static final String DEADLINE_HEADER = "x-weft-deadline-ms";
     public static final String CALLER_HEADER = "x-weft-caller";
+    /**
+     * On an answer a sidecar made itself for a request that reached no app (shed by the inbound limit, refused by a
+     * full queue or the connection cap, the app's port refusing the dial): the caller's sidecar may then retry it on
+     * another instance even when the method is not idempotent, as it does for a refused stream.
+     */
+    public static final String UNPROCESSED_HEADER = "x-weft-unprocessed";
 
     private Deadlines() {}
 

@@ -31,6 +31,8 @@ import java.util.Set;
  *     retries: {attempts: 3, budget: 20%, min-per-second: 10, on-5xx: true}
  *     outlier-detection: {consecutive-failures: 5, base-ejection: 5s, max-ejection: 60s, max-ejected-percent: 50}
  *     rate-limit: {requests-per-second: 1000, burst: 100, per-caller: 200}
+ *     concurrency-limit: {adaptive: true, min: 10, max: 200}   # inbound, at the service's own sidecars; default fixed
+ *     circuit-breaker: {max-connections: 1024}
  *     routes:
  *       - name: search
  *         match: {path-prefix: /search, method: GET}
@@ -38,7 +40,8 @@ import java.util.Set;
  * </pre>
  */
 public final class PolicyDocument {
-    private static final Set<String> SERVICE_KEYS = Set.of("timeout", "retries", "outlier-detection", "rate-limit", "routes");
+    private static final Set<String> SERVICE_KEYS = Set.of("timeout", "retries", "outlier-detection", "rate-limit", "routes",
+            "concurrency-limit", "circuit-breaker");
     private static final Set<String> ROUTE_KEYS = Set.of("name", "match", "timeout", "retries", "rate-limit");
 
     private final String file;
@@ -90,7 +93,12 @@ public final class PolicyDocument {
         ServicePolicy.OutlierPolicy outlier = keys.containsKey("outlier-detection")
                 ? outlier(keys.get("outlier-detection"), path + ".outlier-detection") : d.outlier();
         double[] rate = keys.containsKey("rate-limit") ? rate(keys.get("rate-limit"), path + ".rate-limit") : new double[] {0, 0, 0};
-        ServicePolicy base = new ServicePolicy(timeout, retry, outlier, rate[0], (int) rate[1], rate[2]);
+        ServicePolicy.ConcurrencyLimit limit = keys.containsKey("concurrency-limit")
+                ? concurrencyLimit(keys.get("concurrency-limit"), path + ".concurrency-limit") : d.concurrencyLimit();
+        int maxConnections = keys.containsKey("circuit-breaker")
+                ? circuitBreaker(keys.get("circuit-breaker"), path + ".circuit-breaker") : d.maxConnections();
+        ServicePolicy base = new ServicePolicy(timeout, retry, outlier, rate[0], (int) rate[1], rate[2], List.of(),
+                limit, maxConnections);
         if (!keys.containsKey("routes")) {
             return base;
         }
@@ -102,7 +110,28 @@ public final class PolicyDocument {
         for (int i = 0; i < seq.getValue().size(); i++) {
             routes.add(route(path + ".routes[" + i + "]", seq.getValue().get(i), base));
         }
-        return new ServicePolicy(timeout, retry, outlier, rate[0], (int) rate[1], rate[2], routes);
+        return new ServicePolicy(timeout, retry, outlier, rate[0], (int) rate[1], rate[2], routes, limit,
+                maxConnections);
+    }
+
+    private ServicePolicy.ConcurrencyLimit concurrencyLimit(Node node, String path) throws PolicyException {
+        ServicePolicy.ConcurrencyLimit d = ServicePolicy.ConcurrencyLimit.DEFAULT;
+        Map<String, Node> k = mapping(node, path, Set.of("adaptive", "min", "max", "initial"));
+        boolean adaptive = k.containsKey("adaptive") ? bool(k.get("adaptive"), path + ".adaptive") : d.adaptive();
+        int min = k.containsKey("min") ? integer(k.get("min"), path + ".min", 1, 100_000) : d.min();
+        int max = k.containsKey("max") ? integer(k.get("max"), path + ".max", 0, 100_000) : d.max();
+        int initial = k.containsKey("initial") ? integer(k.get("initial"), path + ".initial", 0, 100_000) : d.initial();
+        if (max != 0 && max < min) {
+            throw error(k.get("max"), path + ".max", "a maximum of at least min (" + min + "), or 0 for --capacity");
+        }
+        return new ServicePolicy.ConcurrencyLimit(adaptive, min, max, initial);
+    }
+
+    private int circuitBreaker(Node node, String path) throws PolicyException {
+        Map<String, Node> k = mapping(node, path, Set.of("max-connections"));
+        return k.containsKey("max-connections")
+                ? integer(k.get("max-connections"), path + ".max-connections", 0, 1_000_000)
+                : ServicePolicy.DEFAULT_MAX_CONNECTIONS;
     }
 
     private ServicePolicy.Route route(String path, Node node, ServicePolicy base) throws PolicyException {
@@ -129,7 +158,8 @@ public final class PolicyDocument {
         ServicePolicy.RetryPolicy retry = keys.containsKey("retries") ? retries(keys.get("retries"), path + ".retries", base.retry()) : base.retry();
         double[] rate = keys.containsKey("rate-limit") ? rate(keys.get("rate-limit"), path + ".rate-limit")
                 : new double[] {0, 0, 0};
-        ServicePolicy merged = new ServicePolicy(timeout, retry, base.outlier(), rate[0], (int) rate[1], rate[2]);
+        ServicePolicy merged = new ServicePolicy(timeout, retry, base.outlier(), rate[0], (int) rate[1], rate[2],
+                List.of(), base.concurrencyLimit(), base.maxConnections());
         return new ServicePolicy.Route(name, prefix, method, merged);
     }
 

@@ -15,12 +15,27 @@ import java.util.List;
  * @param rateBurst      burst the rate limit tolerates
  * @param perCallerRate  requests per second allowed per calling service (0 = unlimited)
  * @param routes         routes with their own timeout, retries or rate limit, first match wins
+ * @param concurrencyLimit inbound: how the service's own sidecars limit what reaches its app (service-wide only)
+ * @param maxConnections most HTTP/1.1 connections to one endpoint of the service (the local app on the inbound
+ *                       side, a peer sidecar over {@code --mesh-protocol http1}); beyond, calls fail fast with 503
+ *                       {@code circuit-open}; 0 = no cap (service-wide only)
  */
 public record ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy outlier, double rateLimit,
-                            int rateBurst, double perCallerRate, List<Route> routes) {
+                            int rateBurst, double perCallerRate, List<Route> routes, ConcurrencyLimit concurrencyLimit,
+                            int maxConnections) {
+
+    /** Envoy's default {@code max_connections}: high enough never to bind by accident, low enough to stop a leak. */
+    public static final int DEFAULT_MAX_CONNECTIONS = 1024;
 
     public ServicePolicy {
         routes = routes == null ? List.of() : List.copyOf(routes);
+        concurrencyLimit = concurrencyLimit == null ? ConcurrencyLimit.DEFAULT : concurrencyLimit;
+    }
+
+    public ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy outlier, double rateLimit, int rateBurst,
+                         double perCallerRate, List<Route> routes) {
+        this(timeout, retry, outlier, rateLimit, rateBurst, perCallerRate, routes, ConcurrencyLimit.DEFAULT,
+                DEFAULT_MAX_CONNECTIONS);
     }
 
     public ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy outlier, double rateLimit, int rateBurst,
@@ -28,9 +43,24 @@ public record ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy o
         this(timeout, retry, outlier, rateLimit, rateBurst, perCallerRate, List.of());
     }
 
-    /** The defaults: a 15 s timeout (Envoy's route default), safe retries with a 20% budget, outlier detection on. */
+    /**
+     * The defaults: a 15 s timeout (Envoy's route default), safe retries with a 20% budget, outlier detection on, the
+     * inbound limit fixed at {@code --capacity} with its queue, 1024 connections per endpoint.
+     */
     public static final ServicePolicy DEFAULT = new ServicePolicy(Duration.ofSeconds(15), RetryPolicy.DEFAULT,
             OutlierPolicy.DEFAULT, 0, 0, 0);
+
+    /** This policy with another inbound concurrency limit. */
+    public ServicePolicy withConcurrencyLimit(ConcurrencyLimit limit) {
+        return new ServicePolicy(timeout, retry, outlier, rateLimit, rateBurst, perCallerRate, routes, limit,
+                maxConnections);
+    }
+
+    /** This policy with another cap on connections per endpoint (0 = none). */
+    public ServicePolicy withMaxConnections(int max) {
+        return new ServicePolicy(timeout, retry, outlier, rateLimit, rateBurst, perCallerRate, routes,
+                concurrencyLimit, max);
+    }
 
     /** The route a request matches, or null when it takes the service-wide policy. Allocation free. */
     public Route route(String method, String path) {
@@ -61,6 +91,26 @@ public record ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy o
      */
     public record RetryPolicy(int attempts, double budgetRatio, double minPerSecond, boolean retryOn5xx) {
         public static final RetryPolicy DEFAULT = new RetryPolicy(3, 0.2, 10, true);
+    }
+
+    /**
+     * The inbound concurrency limit: how many requests a sidecar lets reach its app at once. Adaptive, it is learned
+     * with the Gradient2 algorithm (Netflix concurrency-limits, as the outbound side does for endpoints without a
+     * capacity): it rises while the app's latency stays at its no-load level and falls when queueing shows, never
+     * above {@code --capacity}; requests beyond it are refused at once with 503 {@code inbound-limit} rather than
+     * queued. Not adaptive (the default): exactly {@code --capacity}, with the bounded queue. Off by default until it
+     * is measured on a quiet machine: on a busy one its cuts shed load that the fixed limit serves late but serves
+     * (docs/resilience.md, measured effects).
+     *
+     * @param adaptive learn the limit (true) or use {@code --capacity} with the queue (false)
+     * @param min      the learned limit never falls below this
+     * @param max      nor rises above this; 0 = {@code --capacity} (1000 when the capacity is 0, unlimited)
+     * @param initial  where learning starts; 0 = the maximum, so a fresh sidecar sheds nothing until latency rises
+     */
+    public record ConcurrencyLimit(boolean adaptive, int min, int max, int initial) {
+        public static final ConcurrencyLimit FIXED = new ConcurrencyLimit(false, 10, 0, 0);
+        public static final ConcurrencyLimit ADAPTIVE = new ConcurrencyLimit(true, 10, 0, 0);
+        public static final ConcurrencyLimit DEFAULT = FIXED;
     }
 
     /**

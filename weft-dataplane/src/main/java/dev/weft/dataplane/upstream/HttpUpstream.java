@@ -35,13 +35,22 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.ToIntFunction;
 
 /**
  * Requests over pooled keep-alive HTTP/1.1 connections: to the local app (inbound side), or to peer sidecars with
  * {@code --mesh-protocol http1}. Each Worker loop has its own stack of idle connections per address, registered on
  * that loop, so a call never leaves its thread and the pool needs no lock. One call per connection at a time
  * (HTTP/1.1); how many connections are busy is bounded by admission (capacity slots) before {@link #open}.
+ *
+ * <p>Circuit breaking on connections (Envoy's {@code max_connections}): the connections open to one address, over
+ * all Workers and idle ones included, never exceed the cap the destination's policy sets; a call that would need one
+ * more fails at once with {@link Upstream.CircuitOpenException} and is counted ({@link #circuitOpen()}). The count
+ * is an atomic per address, taken before the dial and given back when the channel closes (or the dial fails). Idle
+ * connections count, so when the cap refuses a call each other Worker closes one of its idle connections to that
+ * address: the next call finds room instead of being refused until idle connections time out.
  *
  * <p>Back-pressure: the answer's body is read from the upstream socket only while the caller has passed on (via
  * {@link UpstreamCall#consumed}) all but {@link #MAX_UNCONSUMED} bytes of it, so a slow caller slows the upstream
@@ -58,11 +67,28 @@ public final class HttpUpstream implements Upstream {
     private final Map<EventLoop, Map<String, ArrayDeque<Connection>>> idle = new ConcurrentHashMap<>();
     private final LongAdder opened = new LongAdder();
     private final LongAdder connectFailures = new LongAdder();
+    private final LongAdder circuitOpen = new LongAdder();
+    private final Map<String, AtomicInteger> openPerAddress = new ConcurrentHashMap<>();
+    private final ToIntFunction<Endpoint> maxConnections;
 
     /** @param description names the upstream in errors, e.g. "app" or "peer sidecar" */
     public HttpUpstream(Transport transport, String description) {
+        this(transport, description, e -> 0);
+    }
+
+    /**
+     * @param maxConnections the most connections to an endpoint, read at each dial (so a policy change applies to
+     *                       the next one); 0 for no cap
+     */
+    public HttpUpstream(Transport transport, String description, ToIntFunction<Endpoint> maxConnections) {
         this.transport = transport;
         this.description = description;
+        this.maxConnections = maxConnections;
+    }
+
+    /** Calls failed fast because their endpoint had as many connections as allowed. */
+    public long circuitOpen() {
+        return circuitOpen.sum();
     }
 
     public long opened() {
@@ -84,6 +110,14 @@ public final class HttpUpstream implements Upstream {
                 return loop.newSucceededFuture(c.begin(listener));
             }
         }
+        AtomicInteger open = openPerAddress.computeIfAbsent(key, k -> new AtomicInteger());
+        int max = maxConnections.applyAsInt(endpoint);
+        if (!tryTake(open, max)) {
+            circuitOpen.increment();
+            closeOneIdleElsewhere(loop, key);
+            return loop.newFailedFuture(new CircuitOpenException(description + " at " + key + " already has "
+                    + max + " connections (circuit-breaker max-connections)"));
+        }
         Promise<UpstreamCall> promise = loop.newPromise();
         Connection conn = new Connection(stack, key);
         new Bootstrap()
@@ -104,14 +138,44 @@ public final class HttpUpstream implements Upstream {
                 .addListener(f -> {
                     if (f.isSuccess()) {
                         opened.increment();
+                        conn.channel.closeFuture().addListener(x -> open.decrementAndGet());
                         promise.setSuccess(conn.begin(listener));
                     } else {
+                        open.decrementAndGet();
                         connectFailures.increment();
                         promise.setFailure(new ConnectException(description + " at " + key
                                 + " is not accepting connections (" + f.cause().getMessage() + ")", f.cause()));
                     }
                 });
         return promise;
+    }
+
+    /** Asks every other Worker to close one idle connection to {@code address}, on its own loop (the stacks are not shared). */
+    private void closeOneIdleElsewhere(EventLoop self, String address) {
+        idle.forEach((loop, byAddress) -> {
+            if (loop != self) {
+                loop.execute(() -> {
+                    ArrayDeque<Connection> stack = byAddress.get(address);
+                    Connection c = stack == null ? null : stack.pollFirst();
+                    if (c != null) {
+                        c.channel.close();
+                    }
+                });
+            }
+        });
+    }
+
+    /** Counts one more connection unless {@code max} (0 = no cap) are already open. Lock free. */
+    private static boolean tryTake(AtomicInteger open, int max) {
+        while (true) {
+            int n = open.get();
+            if (max > 0 && n >= max) {
+                return false;
+            }
+            if (open.compareAndSet(n, n + 1)) {
+                return true;
+            }
+        }
     }
 
     /** One keep-alive connection and, while one runs, its call. Confined to its loop. */

@@ -18,6 +18,17 @@ public interface Upstream {
     /** The "connect" step: a call on a pooled connection to {@code endpoint}, on {@code loop}. */
     Future<UpstreamCall> open(EventLoop loop, Endpoint endpoint, UpstreamListener listener);
 
+    /**
+     * The endpoint already has as many connections as its policy allows ({@code circuit-breaker.max-connections}):
+     * failed fast without dialling. Nothing was sent, so the request may safely go to another endpoint, and the
+     * endpoint is not to blame (not an outlier failure).
+     */
+    final class CircuitOpenException extends Exception {
+        public CircuitOpenException(String message) {
+            super(message, null, false, false);
+        }
+    }
+
     /** Dialling failed: nothing was sent, so the request may safely go to another endpoint. */
     final class ConnectException extends Exception {
         public ConnectException(String message, Throwable cause) {

@@ -42,6 +42,32 @@ class PolicyDocumentTest {
     }
 
     @Test
+    void theOverloadGuardsHaveDefaultsAndCanBeSetPerService() throws Exception {
+        Map<String, ServicePolicy> p = PolicyDocument.parse("p.yaml", """
+                services:
+                  provider:
+                    concurrency-limit: {adaptive: true, min: 5, max: 50}
+                    circuit-breaker: {max-connections: 64}
+                  consumer:
+                    concurrency-limit: {min: 3}
+                  other:
+                    timeout: 1s
+                """);
+        assertThat(p.get("provider").concurrencyLimit()).isEqualTo(new ServicePolicy.ConcurrencyLimit(true, 5, 50, 0));
+        assertThat(p.get("provider").maxConnections()).isEqualTo(64);
+        assertThat(p.get("consumer").concurrencyLimit()).as("adaptive is off unless asked for")
+                .isEqualTo(new ServicePolicy.ConcurrencyLimit(false, 3, 0, 0));
+        assertThat(p.get("other").concurrencyLimit()).isEqualTo(ServicePolicy.ConcurrencyLimit.DEFAULT);
+        assertThat(p.get("other").maxConnections()).isEqualTo(ServicePolicy.DEFAULT_MAX_CONNECTIONS);
+        assertThatThrownBy(() -> PolicyDocument.parse("p.yaml", """
+                services:
+                  provider:
+                    concurrency-limit: {min: 20, max: 10}
+                """)).hasMessage("p.yaml:3: key 'services.provider.concurrency-limit.max': expected a maximum of at "
+                + "least min (20), or 0 for --capacity");
+    }
+
+    @Test
     void anUnknownKeyIsRefusedNamingFileLineKeyAndTheKnownKeys() {
         assertThatThrownBy(() -> PolicyDocument.parse("p.yaml", """
                 services:
@@ -49,7 +75,8 @@ class PolicyDocumentTest {
                     timeout: 2s
                     retry: {attempts: 2}
                 """)).hasMessage("p.yaml:4: key 'services.provider.retry': expected one of "
-                + "[outlier-detection, rate-limit, retries, routes, timeout] (unknown key 'retry')");
+                + "[circuit-breaker, concurrency-limit, outlier-detection, rate-limit, retries, routes, timeout] "
+                + "(unknown key 'retry')");
     }
 
     @Test
