@@ -93,7 +93,7 @@ public final class SidecarCommand implements Callable<Integer> {
             description = "Longest wait for capacity before 503 (default: ${DEFAULT-VALUE}).")
     Duration queueTimeout;
 
-    @Option(names = "--lease-ttl", defaultValue = "3s", converter = DurationConverter.class, paramLabel = "DURATION",
+    @Option(names = "--lease-ttl", defaultValue = "10s", converter = DurationConverter.class, paramLabel = "DURATION",
             description = "Registration lease TTL; a killed sidecar leaves peers' view within it (default: ${DEFAULT-VALUE}).")
     Duration leaseTtl;
 

@@ -26,6 +26,8 @@ public final class EndpointState {
     private volatile long ejectedUntil;
     /** Until when (System.nanoTime) the endpoint is skipped because dialling it failed; 0 when reachable. */
     private volatile long unreachableUntil;
+    /** Dials refused since the last one that connected; sets the next pause. */
+    private volatile int refusedInARow;
 
     /** Time constant of the latency average: how fast an endpoint's past stops counting (Finagle uses 10 s too). */
     private static final double DECAY_NANOS = 10e9;
@@ -114,17 +116,23 @@ public final class EndpointState {
     }
 
     /**
-     * A dial to this endpoint failed (refused, timed out): skip it for a second. The registry removes a dead
-     * instance only when its lease expires, and until then every request sent there would fail; after the pause
-     * one request probes it again. Nothing was sent on a failed dial, so the request itself is retried elsewhere.
+     * A dial to this endpoint failed (refused, timed out): skip it for a second, then 2, 4 and 8 s while dials keep
+     * failing. The registry removes a dead instance only when its lease expires (10 s by default), and until then
+     * every request sent there would fail; after each pause one request probes it again. Nothing was sent on a
+     * failed dial, so that request is retried elsewhere. Any thread; a lost update only changes one pause.
      */
     public void markUnreachable() {
-        unreachableUntil = System.nanoTime() + UNREACHABLE_PAUSE_NANOS;
+        int n = refusedInARow;
+        refusedInARow = Math.min(n + 1, MAX_UNREACHABLE_DOUBLINGS);
+        unreachableUntil = System.nanoTime() + (UNREACHABLE_PAUSE_NANOS << n);
     }
 
     public void markReachable() {
         if (unreachableUntil != 0) {
             unreachableUntil = 0;
+        }
+        if (refusedInARow != 0) {
+            refusedInARow = 0;
         }
     }
 
@@ -134,6 +142,8 @@ public final class EndpointState {
     }
 
     private static final long UNREACHABLE_PAUSE_NANOS = 1_000_000_000L;
+    /** The pause doubles at most this many times: 1, 2, 4, then 8 s. */
+    private static final int MAX_UNREACHABLE_DOUBLINGS = 3;
 
     /** Takes a slot if the endpoint is below its capacity. Lock free: a CAS loop on the shared counter. */
     public boolean tryAcquire() {

@@ -61,7 +61,10 @@ public final class WeftRegistry implements Registry {
     static final System.Logger LOG = System.getLogger(WeftRegistry.class.getName());
     public static final int DEFAULT_PORT = 7700;
     /** The lease TTL to register with unless configured otherwise: renewed every second, gone 3 s after a crash. */
-    public static final Duration DEFAULT_TTL = Duration.ofSeconds(3);
+    // 10 s, renewed every 3.3 s: with 3 s a sidecar starved of CPU (a saturated 2-core machine) missed two renewals in a
+    // row and vanished from its peers' view while healthy, which callers saw as 503 unknown-service. A killed sidecar
+    // is still avoided at once: its peers' dials are refused and retried elsewhere (docs/resilience.md).
+    public static final Duration DEFAULT_TTL = Duration.ofSeconds(10);
     static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(1);
     static final Duration CALL_TIMEOUT = Duration.ofSeconds(2);
     static final Duration DEREGISTER_TIMEOUT = Duration.ofSeconds(1);
