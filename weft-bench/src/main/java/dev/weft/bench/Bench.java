@@ -25,7 +25,8 @@ import java.util.concurrent.TimeUnit;
 public final class Bench {
     /** Every data plane the bench knows, in the order the tables list them. */
     public static final List<String> ALL_PLANES =
-            List.of("direct", "weft", "weft-bare", "weft-1w", "weft-vt", "weft-http1", "nginx", "haproxy", "caddy");
+            List.of("direct", "weft", "weft-bare", "weft-notrace", "weft-nometrics", "weft-1w", "weft-vt", "weft-http1",
+                    "nginx", "haproxy", "caddy");
     /** The data planes of the per-hop measurement: of Weft's variants only weft-bare, which prices observability. */
     static final List<String> HOP_PLANES = List.of("direct", "weft", "weft-bare", "weft-1w", "nginx", "haproxy", "caddy");
 
@@ -219,6 +220,11 @@ public final class Bench {
             // Observability off: the same-run baseline for the observability overhead (issue 6's 5% budget).
             case "weft-bare" -> new WeftDataPlane("weft-bare", "event-loop", null, sidecarJvm,
                     List.of("--tracing", "off", "--metrics", "off"));
+            // Each half of observability alone, to see which one costs what weft-bare saves.
+            case "weft-notrace" -> new WeftDataPlane("weft-notrace", "event-loop", null, sidecarJvm,
+                    List.of("--tracing", "off"));
+            case "weft-nometrics" -> new WeftDataPlane("weft-nometrics", "event-loop", null, sidecarJvm,
+                    List.of("--metrics", "off"));
             case "weft-1w" -> new WeftDataPlane("weft-1w", "event-loop", null, sidecarJvm, List.of("--workers", "1"));
             default -> new PeerDataPlane(PeerDataPlane.Peer.named(name));
         };
