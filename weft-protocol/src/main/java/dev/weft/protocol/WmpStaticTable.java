@@ -66,7 +66,9 @@ public final class WmpStaticTable {
         e(42, "x-b3-sampled", "1");
         e(43, "x-request-id", "");
         e(44, "x-correlation-id", "");
-        e(45, "x-weft-deadline", "");
+        // The deadline header the sidecars send. Until 2026-11-30 this entry read "x-weft-deadline", a name no sidecar
+        // sends, so the header went as a 19-byte literal on every request; no release carried the old name.
+        e(45, "x-weft-deadline-ms", "");
         e(46, "x-weft-caller", "");
         e(47, "authorization", "");
         e(48, "proxy-authorization", "");
