@@ -19,6 +19,8 @@ public final class EndpointState {
     private final LongAdder requests = new LongAdder();
     private final LongAdder failures = new LongAdder();
     private volatile boolean removed;
+    /** {@link Endpoint#address()} of {@link #endpoint}, kept with it. */
+    private volatile String address;
     private final AtomicInteger consecutiveFailures = new AtomicInteger();
     private final AtomicInteger ejections = new AtomicInteger();
     private final LongAdder ejectionsTotal = new LongAdder();
@@ -47,6 +49,7 @@ public final class EndpointState {
 
     public EndpointState(Endpoint endpoint) {
         this.endpoint = endpoint;
+        this.address = endpoint.address();
         this.adaptive = gradient2(20, 4, 1000);
     }
 
@@ -81,8 +84,14 @@ public final class EndpointState {
         return endpoint;
     }
 
+    /** The endpoint's "host:port", built once: every admitted request reports it to its trace. */
+    public String address() {
+        return address;
+    }
+
     void update(Endpoint e) {
         this.endpoint = e;
+        this.address = e.address();
     }
 
     public int weight() {
@@ -257,6 +266,6 @@ public final class EndpointState {
 
     @Override
     public String toString() {
-        return endpoint.id() + "@" + endpoint.address();
+        return endpoint.id() + "@" + address;
     }
 }

@@ -116,7 +116,7 @@ final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamLi
                     if (finished) {
                         releaseSlot();
                     } else {
-                        trace.admitted(app.service(), slot.endpoint().id(), slot.endpoint().address());
+                        trace.admitted(app.service(), slot.endpoint().id(), slot.address());
                     }
                 } else if (!(x.cause() instanceof Cluster.ShedException)) {
                     metrics.appRejectedAtCapacity.increment(); // queue full or timed out; sheds have their own count

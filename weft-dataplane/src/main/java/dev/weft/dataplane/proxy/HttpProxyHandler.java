@@ -387,7 +387,7 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
                         if (finished) {
                             releaseSlot(); // the client left while we waited for capacity
                         } else {
-                            trace.admitted(cluster.service(), endpoint.endpoint().id(), endpoint.endpoint().address());
+                            trace.admitted(cluster.service(), endpoint.endpoint().id(), endpoint.address());
                         }
                     }
                 });
