@@ -1,5 +1,6 @@
 package dev.weft.bench;
 
+import dev.weft.registry.support.Durations;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -115,7 +116,7 @@ public final class Bench {
         total = settings.rounds() * ((mesh ? planes.size() * settings.connections().size() : 0)
                 + (hop ? hopPlanes.size() : 0));
         progress(String.format(Locale.ROOT, "%d measurements of %s + %s each (%s), results in %s", total,
-                DurationConverter.format(settings.warmup()), DurationConverter.format(settings.duration()),
+                Durations.format(settings.warmup()), Durations.format(settings.duration()),
                 settings.rounds() + " round" + (settings.rounds() == 1 ? "" : "s"), settings.results()));
         report.loadAverageAtStart(ProcStats.loadAverage());
         for (int round = 1; round <= settings.rounds(); round++) {
@@ -143,7 +144,7 @@ public final class Bench {
         report.loadAverageAtEnd(ProcStats.loadAverage());
         notes.forEach(report::note);
         report.write();
-        progress("done in " + DurationConverter.format(elapsed()) + "; " + settings.results().resolve("summary.md"));
+        progress("done in " + Durations.format(elapsed()) + "; " + settings.results().resolve("summary.md"));
         return report;
     }
 
@@ -334,7 +335,7 @@ public final class Bench {
     /** One progress line: where the run is, how long it has taken and about how long is left. */
     private void progress(String what) {
         String line = String.format(Locale.ROOT, "bench [%3d/%d %s%s] %s", done, total,
-                DurationConverter.format(Duration.ofSeconds(elapsed().toSeconds())), eta(), what);
+                Durations.format(Duration.ofSeconds(elapsed().toSeconds())), eta(), what);
         log.println(line);
         if (settings.out() != null) {
             settings.out().println(line);

@@ -1,5 +1,6 @@
 package dev.weft.bench;
 
+import dev.weft.registry.support.Durations;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -98,7 +99,7 @@ public final class BenchReport {
         if (!medians("mesh").isEmpty()) {
             Files.writeString(dir.resolve("mesh-chart.svg"), SvgChart.render(medians("mesh"),
                     "Mesh experiment: medians of " + settings.rounds() + " round" + (settings.rounds() == 1 ? "" : "s")
-                            + ", " + DurationConverter.format(settings.duration()) + " each"), StandardCharsets.UTF_8);
+                            + ", " + Durations.format(settings.duration()) + " each"), StandardCharsets.UTF_8);
         }
         if (!jmh.isEmpty()) {
             StringBuilder csv = new StringBuilder("benchmark,params,ns_per_op,ns_error,bytes_per_op\n");
@@ -133,11 +134,11 @@ public final class BenchReport {
         md.append(String.format(Locale.ROOT, "- load average (1 min): %.2f at start, %.2f at end%n",
                 loadAverageAtStart, loadAverageAtEnd));
         md.append("- settings: ").append(settings.rounds()).append(" round(s); warm-up ")
-                .append(DurationConverter.format(settings.warmup())).append(" (+")
-                .append(DurationConverter.format(settings.firstWarmup())).append(" before a topology's first load), mesh ")
-                .append(DurationConverter.format(settings.duration())).append(" at ")
+                .append(Durations.format(settings.warmup())).append(" (+")
+                .append(Durations.format(settings.firstWarmup())).append(" before a topology's first load), mesh ")
+                .append(Durations.format(settings.duration())).append(" at ")
                 .append(settings.connections().stream().map(String::valueOf).collect(Collectors.joining("/")))
-                .append(" connections, per hop ").append(DurationConverter.format(settings.hopDuration()))
+                .append(" connections, per hop ").append(Durations.format(settings.hopDuration()))
                 .append(" at ").append(settings.hopConnections()).append(" connections; load generator threads ")
                 .append(settings.loadThreads()).append('\n');
         md.append("- Weft sidecar JVM: `").append(String.join(" ", Experiment.CHILD_JVM_FLAGS)).append(' ')

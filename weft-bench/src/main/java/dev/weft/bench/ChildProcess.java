@@ -1,5 +1,6 @@
 package dev.weft.bench;
 
+import dev.weft.registry.support.Durations;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -103,7 +104,7 @@ final class ChildProcess {
                 throw failure("exited with code " + process.exitValue() + " before printing '" + expected + "'");
             }
             if (System.nanoTime() > deadline) {
-                throw failure("did not print '" + expected + "' within " + DurationConverter.format(timeout));
+                throw failure("did not print '" + expected + "' within " + Durations.format(timeout));
             }
             TimeUnit.NANOSECONDS.sleep(POLL.toNanos());
         }
@@ -131,7 +132,7 @@ final class ChildProcess {
                 last = "last attempt: " + (e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage());
             }
             if (System.nanoTime() > deadline) {
-                throw failure("was not ready within " + DurationConverter.format(timeout) + " (GET " + url
+                throw failure("was not ready within " + Durations.format(timeout) + " (GET " + url
                         + ": " + last + ")");
             }
             TimeUnit.NANOSECONDS.sleep(READY_POLL.toNanos());
@@ -160,7 +161,7 @@ final class ChildProcess {
             }
             if (System.nanoTime() > deadline) {
                 throw failure("did not accept connections on 127.0.0.1:" + port + " within "
-                        + DurationConverter.format(timeout) + " (last attempt: " + last + ")");
+                        + Durations.format(timeout) + " (last attempt: " + last + ")");
             }
             TimeUnit.NANOSECONDS.sleep(READY_POLL.toNanos());
         }

@@ -1,5 +1,6 @@
 package dev.weft.bench;
 
+import dev.weft.control.cli.DurationConverter;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 

@@ -1,5 +1,6 @@
 package dev.weft.bench;
 
+import dev.weft.registry.support.Durations;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 
@@ -532,8 +533,8 @@ public final class Experiment implements AutoCloseable {
      */
     public ExperimentResult measure(int connections, Duration warmup, Duration duration) throws InterruptedException {
         URI target = target();
-        say("load: " + connections + " connections to " + target + " for " + DurationConverter.format(duration)
-                + " after " + DurationConverter.format(warmup) + " warm-up");
+        say("load: " + connections + " connections to " + target + " for " + Durations.format(duration)
+                + " after " + Durations.format(warmup) + " warm-up");
         LoadGenerator.Settings load = new LoadGenerator.Settings(target, connections, duration, warmup,
                 settings.loadTimeout(), settings.loadThreads(),
                 settings.shape() == Shape.HOP ? Duration.ZERO : settings.providerDelay(), settings.out());

@@ -1,5 +1,6 @@
 package dev.weft.bench;
 
+import dev.weft.registry.support.Durations;
 import java.net.URI;
 import java.time.Duration;
 import java.util.Locale;
@@ -39,8 +40,8 @@ public record LoadResult(URI url, int connections, int threads, Duration warmup,
     public String describe() {
         StringBuilder out = new StringBuilder();
         out.append(String.format(Locale.ROOT, "  target         POST %s, %d connections on %d thread%s, %s measured%s%n",
-                url, connections, threads, threads == 1 ? "" : "s", DurationConverter.format(measured),
-                warmup.isZero() ? "" : " after " + DurationConverter.format(warmup) + " warm-up"));
+                url, connections, threads, threads == 1 ? "" : "s", Durations.format(measured),
+                warmup.isZero() ? "" : " after " + Durations.format(warmup) + " warm-up"));
         if (Double.isNaN(ceilingQps)) {
             out.append(String.format(Locale.ROOT, "  QPS            %.1f%n", qps));
         } else {

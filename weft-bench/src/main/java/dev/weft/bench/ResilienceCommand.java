@@ -1,5 +1,7 @@
 package dev.weft.bench;
 
+import dev.weft.registry.support.Durations;
+import dev.weft.control.cli.DurationConverter;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -93,7 +95,7 @@ public final class ResilienceCommand implements Callable<Integer> {
                         + "medium, large (200 concurrent, 50 ms each, weights 1:2:3), their sidecars, the consumer "
                         + "and its sidecar, every one its own JVM; load from this process. Steady load %d connections, "
                         + "warm-up %s, phases of %s. Inbound concurrency limit: %s.", ZonedDateTime.now(ZoneOffset.UTC).withNano(0).toLocalDateTime(),
-                cpus, load, connections, DurationConverter.format(warmup), DurationConverter.format(phase),
+                cpus, load, connections, Durations.format(warmup), Durations.format(phase),
                 adaptiveInbound ? "adaptive (Gradient2, applied with weft apply before the scenarios)"
                         : "the default (fixed at --capacity 200, with the queue)");
         System.out.print(bench.write(conditions));

@@ -51,9 +51,12 @@ public record WeftDataPlane(String name, String collaborator, String meshProtoco
                 extraArgs);
     }
 
-    /** The demo's data plane: the sidecar's defaults, the experiment's child JVM options. */
+    /**
+     * The demo's data plane: the sidecar's defaults in the JVM users run ({@link SidecarJvm#options()}, and the AOT
+     * cache when {@code ./weft} trained one), so the demo shows the sidecars as {@code ./weft sidecar} starts them.
+     */
     public static WeftDataPlane defaults() {
-        return new WeftDataPlane("weft", "event-loop", null, List.of());
+        return new WeftDataPlane("weft", "event-loop", null, SidecarJvm.options());
     }
 
     public WeftDataPlane withJvmOptions(List<String> options) {

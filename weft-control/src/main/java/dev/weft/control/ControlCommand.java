@@ -43,7 +43,7 @@ public final class ControlCommand implements Callable<Integer> {
     String registry;
 
     @Option(names = "--registry-timeout", defaultValue = "10s", paramLabel = "DURATION",
-            converter = dev.weft.control.cli.Durations.class,
+            converter = dev.weft.control.cli.DurationConverter.class,
             description = "How long to keep trying to reach --registry at start before exiting with status 1"
                     + " (default: ${DEFAULT-VALUE}).")
     java.time.Duration registryTimeout;

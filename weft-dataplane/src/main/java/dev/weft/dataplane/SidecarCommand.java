@@ -4,6 +4,7 @@ import dev.weft.dataplane.observe.ExchangeObserver;
 import dev.weft.dataplane.observe.ObservabilityConfig;
 import dev.weft.dataplane.observe.RouteTable;
 import io.netty.util.ResourceLeakDetector;
+import dev.weft.registry.support.Durations;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -274,25 +275,11 @@ public final class SidecarCommand implements Callable<Integer> {
         }
     }
 
-    /** Parses 500ms, 5s, 2m or ISO-8601 (PT5S). */
+    /** picocli's side of {@link Durations}, the parser every Weft command and policy document uses. */
     public static final class DurationConverter implements ITypeConverter<Duration> {
         @Override
         public Duration convert(String v) {
-            String s = v.trim().toLowerCase(java.util.Locale.ROOT);
-            try {
-                if (s.endsWith("ms")) {
-                    return Duration.ofMillis(Long.parseLong(s.substring(0, s.length() - 2)));
-                }
-                if (s.endsWith("s")) {
-                    return Duration.ofSeconds(Long.parseLong(s.substring(0, s.length() - 1)));
-                }
-                if (s.endsWith("m")) {
-                    return Duration.ofMinutes(Long.parseLong(s.substring(0, s.length() - 1)));
-                }
-                return Duration.parse(v);
-            } catch (RuntimeException e) {
-                throw new IllegalArgumentException("invalid duration '" + v + "' (expected e.g. 500ms, 5s, 2m)");
-            }
+            return Durations.parse(v);
         }
     }
 }

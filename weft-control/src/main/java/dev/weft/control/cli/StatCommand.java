@@ -31,7 +31,7 @@ public final class StatCommand implements Callable<Integer> {
             description = "Repeatable. Read these sidecar admin listeners instead of asking the registry.")
     List<String> admins = new ArrayList<>();
 
-    @Option(names = "--interval", paramLabel = "DURATION", defaultValue = "2s", converter = Durations.class,
+    @Option(names = "--interval", paramLabel = "DURATION", defaultValue = "2s", converter = DurationConverter.class,
             description = "Time between the two scrapes that rates and percentiles are computed over (default: ${DEFAULT-VALUE}).")
     Duration interval;
 
@@ -39,7 +39,7 @@ public final class StatCommand implements Callable<Integer> {
             description = "metrics (live sidecar /metrics) or spans (collected spans of the last --window) (default: ${DEFAULT-VALUE}).")
     String source;
 
-    @Option(names = "--window", paramLabel = "DURATION", defaultValue = "1m", converter = Durations.class,
+    @Option(names = "--window", paramLabel = "DURATION", defaultValue = "1m", converter = DurationConverter.class,
             description = "With --source spans: how far back (default: ${DEFAULT-VALUE}).")
     Duration window;
 

@@ -1,5 +1,6 @@
 package dev.weft.control.cli;
 
+import dev.weft.registry.support.Durations;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -32,7 +33,7 @@ public final class TopCommand implements Callable<Integer> {
             description = "Repeatable. Read these sidecar admin listeners instead of asking the registry.")
     List<String> admins = new ArrayList<>();
 
-    @Option(names = "--interval", paramLabel = "DURATION", defaultValue = "2s", converter = Durations.class,
+    @Option(names = "--interval", paramLabel = "DURATION", defaultValue = "2s", converter = DurationConverter.class,
             description = "Refresh period (default: ${DEFAULT-VALUE}).")
     Duration interval;
 

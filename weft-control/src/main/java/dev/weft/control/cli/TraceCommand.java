@@ -1,5 +1,6 @@
 package dev.weft.control.cli;
 
+import dev.weft.registry.support.Durations;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -36,7 +37,7 @@ public final class TraceCommand implements Callable<Integer> {
             description = "Control plane (weft://HOST:PORT) or Zipkin server (http://HOST:9411) (default: ${DEFAULT-VALUE}).")
     String collector;
 
-    @Option(names = "--lookback", paramLabel = "DURATION", defaultValue = "15m", converter = Durations.class,
+    @Option(names = "--lookback", paramLabel = "DURATION", defaultValue = "15m", converter = DurationConverter.class,
             description = "How far back to look for traces (default: ${DEFAULT-VALUE}).")
     Duration lookback;
 
@@ -46,7 +47,7 @@ public final class TraceCommand implements Callable<Integer> {
     @Option(names = "--service", paramLabel = "NAME", description = "Only traces with a span of this service.")
     String service;
 
-    @Option(names = "--min-duration", paramLabel = "DURATION", converter = Durations.class,
+    @Option(names = "--min-duration", paramLabel = "DURATION", converter = DurationConverter.class,
             description = "Only traces with a span at least this long, e.g. 100ms.")
     Duration minDuration;
 

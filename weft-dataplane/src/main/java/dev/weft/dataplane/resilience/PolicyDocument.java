@@ -1,5 +1,6 @@
 package dev.weft.dataplane.resilience;
 
+import dev.weft.registry.support.Durations;
 import org.snakeyaml.engine.v2.api.LoadSettings;
 import org.snakeyaml.engine.v2.api.lowlevel.Compose;
 import org.snakeyaml.engine.v2.exceptions.Mark;
@@ -223,24 +224,11 @@ public final class PolicyDocument {
     }
 
     private Duration duration(Node node, String path) throws PolicyException {
-        String v = scalar(node, path, "a duration such as 500ms, 2s or 1m").trim().toLowerCase(Locale.ROOT);
+        String v = scalar(node, path, Durations.EXPECTED);
         try {
-            Duration d;
-            if (v.endsWith("ms")) {
-                d = Duration.ofMillis(Long.parseLong(v.substring(0, v.length() - 2)));
-            } else if (v.endsWith("s")) {
-                d = Duration.ofMillis(Math.round(Double.parseDouble(v.substring(0, v.length() - 1)) * 1000));
-            } else if (v.endsWith("m")) {
-                d = Duration.ofSeconds(Long.parseLong(v.substring(0, v.length() - 1)) * 60);
-            } else {
-                throw new NumberFormatException();
-            }
-            if (d.isNegative()) {
-                throw new NumberFormatException();
-            }
-            return d;
-        } catch (NumberFormatException e) {
-            throw error(node, path, "a duration such as 500ms, 2s or 1m (got '" + v + "')");
+            return Durations.parse(v);
+        } catch (IllegalArgumentException e) {
+            throw error(node, path, Durations.EXPECTED + " (got '" + v.strip() + "')");
         }
     }
 

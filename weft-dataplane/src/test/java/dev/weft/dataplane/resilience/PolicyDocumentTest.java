@@ -85,7 +85,7 @@ class PolicyDocumentTest {
                 services:
                   provider:
                     timeout: soon
-                """)).hasMessage("p.yaml:3: key 'services.provider.timeout': expected a duration such as 500ms, 2s or 1m (got 'soon')");
+                """)).hasMessage("p.yaml:3: key 'services.provider.timeout': expected a duration such as 500ms, 1.5s, 2m or 1h (got 'soon')");
         assertThatThrownBy(() -> PolicyDocument.parse("p.yaml", """
                 services:
                   provider:
