@@ -27,7 +27,7 @@ import java.util.stream.Collectors;
  * reported with the process's name, its exit code if it exited, the tail of its log and, when the log shows a bind
  * failure, which of the ports it was given is the culprit.
  */
-final class ChildProcess {
+public final class ChildProcess {
     private static final int TAIL_LINES = 15;
     private static final Duration POLL = Duration.ofMillis(50);
     /** Readiness is polled often: how soon a proxy is ready after it starts is one of the figures reported. */
@@ -50,7 +50,7 @@ final class ChildProcess {
     /**
      * @param ports the ports the command asks the child to bind, named in the error if it cannot
      */
-    static ChildProcess start(String name, List<String> command, Path log, List<Integer> ports)
+    public static ChildProcess start(String name, List<String> command, Path log, List<Integer> ports)
             throws ExperimentException {
         return start(name, command, Map.of(), log, ports);
     }
@@ -89,7 +89,7 @@ final class ChildProcess {
     }
 
     /** Waits for a line of the child's output matching {@code pattern}, e.g. its "listening on" line. */
-    Matcher awaitOutput(Pattern pattern, String expected, Duration timeout)
+    public Matcher awaitOutput(Pattern pattern, String expected, Duration timeout)
             throws ExperimentException, InterruptedException {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (true) {
@@ -228,7 +228,7 @@ final class ChildProcess {
     }
 
     /** SIGTERM, then SIGKILL if it has not exited within {@code grace}. */
-    void stop(Duration grace) throws InterruptedException {
+    public void stop(Duration grace) throws InterruptedException {
         if (!process.isAlive()) {
             return;
         }

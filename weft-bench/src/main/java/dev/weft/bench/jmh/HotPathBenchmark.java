@@ -1,7 +1,8 @@
 package dev.weft.bench.jmh;
 
 import dev.weft.bench.FreePorts;
-import dev.weft.control.ControlPlane;
+import dev.weft.bench.ChildProcess;
+import dev.weft.bench.Experiment;
 import dev.weft.dataplane.SidecarCommand;
 import dev.weft.examples.HostPort;
 import dev.weft.examples.ProviderServer;
@@ -18,7 +19,6 @@ import org.openjdk.jmh.annotations.TearDown;
 import picocli.CommandLine;
 
 import java.io.IOException;
-import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -29,6 +29,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 
 /**
  * One request through the real sidecars, everything in this JVM so that {@code -prof gc} sees every thread's
@@ -40,7 +41,9 @@ import java.util.concurrent.TimeUnit;
  * are half of that. ns/op is the round trip of one request at a time (latency, not throughput).
  *
  * <p>The sidecars are started through their command line ({@code weft sidecar ...}) on a thread each, exactly as
- * {@code ./weft sidecar} runs them, and drain when the JVM exits.
+ * {@code ./weft sidecar} runs them, and drain when the JVM exits. The control plane, which receives their spans,
+ * runs in a process of its own, as it does in a mesh: in this JVM its span store and JSON reading would count in
+ * {@code -prof gc} as if the sidecars allocated it.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -52,7 +55,8 @@ public class HotPathBenchmark {
 
     private final FreePorts ports = new FreePorts();
     private final List<Thread> sidecars = new ArrayList<>();
-    private ControlPlane control;
+    private static final Pattern CONTROL_LISTENING = Pattern.compile("weft control listening on (\\S+)");
+    private ChildProcess control;
     private ProviderServer backend;
     private RawHttpClient direct;
     private RawHttpClient mesh;
@@ -63,9 +67,14 @@ public class HotPathBenchmark {
                 Duration.ZERO, 1));
         String app = HostPort.of(backend.address()).toString();
         Path data = Files.createTempDirectory("weft-jmh-control");
-        control = new ControlPlane();
-        InetSocketAddress registry = control.start(new InetSocketAddress("127.0.0.1", 0), data);
-        String registryUrl = "weft://127.0.0.1:" + registry.getPort();
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        control = ChildProcess.start("control plane", List.of(java, "--enable-native-access=ALL-UNNAMED",
+                        "--sun-misc-unsafe-memory-access=allow", "-XX:+UseSerialGC", "-Xmx256m",
+                        "-cp", System.getProperty("java.class.path"), Experiment.WEFT_CLI_MAIN,
+                        "control", "--listen", "127.0.0.1:0", "--data-dir", data.resolve("state").toString()),
+                data.resolve("control.log"), List.of());
+        String registryUrl = "weft://" + control.awaitOutput(CONTROL_LISTENING, "weft control listening on",
+                READY_TIMEOUT).group(1);
 
         int providerAdmin = ports.pick();
         startSidecar(providerAdmin, "--service", "provider", "--app", app, "--registry", registryUrl,
@@ -124,11 +133,11 @@ public class HotPathBenchmark {
     }
 
     @TearDown(Level.Trial)
-    public void stop() throws IOException {
+    public void stop() throws IOException, InterruptedException {
         direct.close();
         mesh.close();
         backend.close();
-        control.close();
+        control.stop(Duration.ofSeconds(5));
         // The sidecars drain from their shutdown hooks when this JVM exits.
     }
 

@@ -29,7 +29,6 @@ import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.codec.http.HttpResponseEncoder;
 import io.netty.handler.codec.http.HttpServerExpectContinueHandler;
 import io.netty.handler.flush.FlushConsolidationHandler;
-import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.GlobalEventExecutor;
 
 import java.net.InetSocketAddress;
@@ -92,7 +91,7 @@ public final class InboundServer implements AutoCloseable {
     private void installWmp(ChannelPipeline p) {
         Channel ch = p.channel();
         WmpCodec.install(p, limits, codecMetrics);
-        p.addLast("idle", new IdleStateHandler(30, 10, 0, TimeUnit.SECONDS));
+        p.addLast("idle", MeshSession.heartbeat());
         p.addLast("session", new MeshSession((stream, request) -> {
             InboundExchange ex = new InboundExchange(stream, request, ch.eventLoop(), app, appUpstream, metrics,
                     observer.start(ExchangeObserver.Direction.INBOUND, localService, request.method(), request.path(),

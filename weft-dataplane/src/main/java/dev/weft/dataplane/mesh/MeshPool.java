@@ -11,7 +11,6 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.handler.flush.FlushConsolidationHandler;
-import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
 
@@ -124,7 +123,7 @@ public final class MeshPool implements AutoCloseable {
                     protected void initChannel(Channel ch) {
                         ch.pipeline().addLast("flush", new FlushConsolidationHandler(64, true));
                         WmpCodec.install(ch.pipeline(), limits, codecMetrics);
-                        ch.pipeline().addLast("idle", new IdleStateHandler(30, 10, 0, TimeUnit.SECONDS));
+                        ch.pipeline().addLast("idle", MeshSession.heartbeat());
                         ch.pipeline().addLast("session", session);
                     }
                 });

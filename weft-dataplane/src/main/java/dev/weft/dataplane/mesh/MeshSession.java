@@ -14,6 +14,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.timeout.IdleState;
 import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.collection.IntObjectHashMap;
 import io.netty.util.collection.IntObjectMap;
 
@@ -21,6 +22,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One WMP connection between two sidecars, multiplexing many {@link MeshStream}s. The side that dialled opens
@@ -32,6 +34,9 @@ import java.util.Set;
  * listener; frames written are released by the encoder.
  */
 public final class MeshSession extends ChannelInboundHandlerAdapter {
+    /** A PING after this long with nothing read; the connection is closed after three such periods (30 s). */
+    static final int HEARTBEAT_SECONDS = 10;
+    private static final int SILENT_PERIODS_BEFORE_CLOSE = 3;
 
     /** Accepting side: called for each new stream; returns who will receive the rest of the stream. */
     public interface Acceptor {
@@ -47,6 +52,8 @@ public final class MeshSession extends ChannelInboundHandlerAdapter {
     private int lastAcceptedStreamId;
     private boolean goingAway;
     private long pingPayload;
+    /** Heartbeat periods in a row with nothing read; reset by any frame. */
+    private int silentPeriods;
 
     public MeshSession(Acceptor acceptor, String peer) {
         this.acceptor = acceptor;
@@ -111,8 +118,19 @@ public final class MeshSession extends ChannelInboundHandlerAdapter {
         }
     }
 
+    /**
+     * The idle detector to put before this handler: it fires once per {@link #HEARTBEAT_SECONDS} without a read. Only
+     * reads are watched, not writes: watching writes makes Netty replace every write's void promise with a real one
+     * (an object and a listener per frame), and a peer that reads our frames answers at least our PINGs, so silence
+     * on the read side is what says it is gone.
+     */
+    public static IdleStateHandler heartbeat() {
+        return new IdleStateHandler(HEARTBEAT_SECONDS, 0, 0, TimeUnit.SECONDS);
+    }
+
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        silentPeriods = 0;
         if (!(msg instanceof WmpFrame frame)) {
             ctx.fireChannelRead(msg);
             return;
@@ -209,12 +227,12 @@ public final class MeshSession extends ChannelInboundHandlerAdapter {
 
     @Override
     public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
-        if (evt instanceof IdleStateEvent e) {
-            if (e.state() == IdleState.WRITER_IDLE) {
-                write(new WmpPing(++pingPayload, false));
-            } else if (e.state() == IdleState.READER_IDLE) {
-                // Three heartbeats unanswered: the peer is gone even if TCP has not noticed.
+        if (evt instanceof IdleStateEvent e && e.state() == IdleState.READER_IDLE) {
+            if (++silentPeriods >= SILENT_PERIODS_BEFORE_CLOSE) {
+                // Our PINGs went unanswered for three periods: the peer is gone even if TCP has not noticed.
                 ctx.close();
+            } else {
+                write(new WmpPing(++pingPayload, false)); // the peer's PONG (or anything else) resets the count
             }
             return;
         }

@@ -588,13 +588,20 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             int n = body.readableBytes();
             traffic.bytesOut(n);
             bytesOut += n;
-            HttpContent chunk = end ? new DefaultLastHttpContent(body) : new DefaultHttpContent(body);
             if (end) {
-                ctx.writeAndFlush(chunk, ctx.voidPromise());
+                // The last piece goes as the bare buffer, then the shared empty LastHttpContent: the encoder frames
+                // a ByteBuf like content (chunked or not), and this spares a DefaultLastHttpContent with its own
+                // trailer headers map per answer. The encoder releases both.
+                if (n > 0) {
+                    ctx.write(body, ctx.voidPromise());
+                } else {
+                    body.release();
+                }
+                ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT, ctx.voidPromise());
                 finish(false);
             } else {
                 UpstreamCall c = call;
-                ctx.writeAndFlush(chunk).addListener(f -> {
+                ctx.writeAndFlush(new DefaultHttpContent(body)).addListener(f -> {
                     if (f.isSuccess() && n > 0) {
                         c.consumed(n);
                     }

@@ -130,7 +130,8 @@ public final class HttpUpstream implements Upstream {
                     protected void initChannel(Channel ch) {
                         ch.pipeline().addLast("http", new HttpClientCodec());
                         // Idle keep-alive connections close after a minute so a quiet sidecar holds few sockets.
-                        ch.pipeline().addLast("idle", new IdleStateHandler(0, 0, 60, TimeUnit.SECONDS));
+                        // Reads only: watching writes would put a real promise on every write (see MeshSession).
+                        ch.pipeline().addLast("idle", new IdleStateHandler(60, 0, 0, TimeUnit.SECONDS));
                         ch.pipeline().addLast("upstream", conn);
                     }
                 })
