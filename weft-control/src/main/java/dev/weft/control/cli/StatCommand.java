@@ -3,6 +3,7 @@ package dev.weft.control.cli;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
@@ -23,13 +24,8 @@ import java.util.concurrent.Callable;
                 "From every sidecar's /metrics (found through the control plane), or from collected spans."})
 public final class StatCommand implements Callable<Integer> {
 
-    @Option(names = "--registry", paramLabel = "URL", defaultValue = "weft://127.0.0.1:7700",
-            description = "Control plane to find the sidecars through (default: ${DEFAULT-VALUE}).")
-    String registry;
-
-    @Option(names = "--admin", paramLabel = "HOST:PORT",
-            description = "Repeatable. Read these sidecar admin listeners instead of asking the registry.")
-    List<String> admins = new ArrayList<>();
+    @Mixin
+    SidecarTargets sidecars;
 
     @Option(names = "--interval", paramLabel = "DURATION", defaultValue = "2s", converter = DurationConverter.class,
             description = "Time between the two scrapes that rates and percentiles are computed over (default: ${DEFAULT-VALUE}).")
@@ -63,8 +59,8 @@ public final class StatCommand implements Callable<Integer> {
         }
         try (MeshView view = new MeshView()) {
             MeshStats.Report report = source.equals("spans")
-                    ? fromSpans(view, collector != null ? collector : registry, window)
-                    : fromMetrics(view, registry, admins, interval);
+                    ? fromSpans(view, collector != null ? collector : sidecars.registry, window)
+                    : fromMetrics(view, sidecars, interval);
             out.print(MeshStats.render(report));
             out.flush();
             return 0;
@@ -80,13 +76,10 @@ public final class StatCommand implements Callable<Integer> {
         }
     }
 
-    static MeshStats.Report fromMetrics(MeshView view, String registry, List<String> admins, Duration interval)
+    static MeshStats.Report fromMetrics(MeshView view, SidecarTargets sidecars, Duration interval)
             throws IOException, InterruptedException {
         List<String> notes = new ArrayList<>();
-        List<MeshView.Target> targets = admins.isEmpty() ? view.discover(registry, notes) : MeshView.explicit(admins);
-        if (targets.isEmpty()) {
-            notes.add("no sidecars found" + (admins.isEmpty() ? " in " + registry : ""));
-        }
+        List<MeshView.Target> targets = sidecars.find(view, notes);
         long t0 = System.nanoTime();
         List<MeshStats.Scrape> before = view.scrape(targets, new ArrayList<>());
         Thread.sleep(interval.toMillis());

@@ -4,6 +4,7 @@ import dev.weft.registry.support.Durations;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
@@ -25,13 +26,8 @@ import java.util.concurrent.Callable;
 public final class TopCommand implements Callable<Integer> {
     private static final String CLEAR = "\033[H\033[2J";
 
-    @Option(names = "--registry", paramLabel = "URL", defaultValue = "weft://127.0.0.1:7700",
-            description = "Control plane to find the sidecars through (default: ${DEFAULT-VALUE}).")
-    String registry;
-
-    @Option(names = "--admin", paramLabel = "HOST:PORT",
-            description = "Repeatable. Read these sidecar admin listeners instead of asking the registry.")
-    List<String> admins = new ArrayList<>();
+    @Mixin
+    SidecarTargets sidecars;
 
     @Option(names = "--interval", paramLabel = "DURATION", defaultValue = "2s", converter = DurationConverter.class,
             description = "Refresh period (default: ${DEFAULT-VALUE}).")
@@ -57,14 +53,14 @@ public final class TopCommand implements Callable<Integer> {
         }
         try (MeshView view = new MeshView()) {
             List<String> ignored = new ArrayList<>();
-            List<MeshView.Target> targets = targets(view, ignored);
+            List<MeshView.Target> targets = sidecars.find(view, ignored);
             List<MeshStats.Scrape> previous = view.scrape(targets, ignored);
             long previousAt = System.nanoTime();
             for (int i = 0; iterations == 0 || i < iterations; i++) {
                 Thread.sleep(interval.toMillis());
                 List<String> notes = new ArrayList<>();
                 // Sidecars come and go: look them up again every screen.
-                targets = targets(view, notes);
+                targets = sidecars.find(view, notes);
                 List<MeshStats.Scrape> now = view.scrape(targets, notes);
                 long nowAt = System.nanoTime();
                 MeshStats.Report report = MeshStats.fromScrapes(previous, now, (nowAt - previousAt) / 1e9, notes);
@@ -86,9 +82,5 @@ public final class TopCommand implements Callable<Integer> {
             Thread.currentThread().interrupt();
             return 130;
         }
-    }
-
-    private List<MeshView.Target> targets(MeshView view, List<String> notes) throws IOException {
-        return admins.isEmpty() ? view.discover(registry, notes) : MeshView.explicit(admins);
     }
 }

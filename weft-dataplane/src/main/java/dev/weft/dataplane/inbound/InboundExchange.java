@@ -132,7 +132,7 @@ final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamLi
             if (finished || slot == null) {
                 return loop.newFailedFuture(new IllegalStateException("stream cancelled"));
             }
-            Future<UpstreamCall> f = appUpstream.open(loop, slot.endpoint(), this);
+            Future<UpstreamCall> f = appUpstream.open(loop, slot.endpoint(), slot.address(), this);
             f.addListener(x -> {
                 if (x.isSuccess()) {
                     call = f.getNow();

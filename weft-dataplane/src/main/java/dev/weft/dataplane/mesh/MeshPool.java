@@ -71,9 +71,12 @@ public final class MeshPool implements AutoCloseable {
         return n;
     }
 
-    /** A usable session to {@code host:port} on {@code loop}, dialling one if needed. Call on {@code loop}. */
-    public Future<MeshSession> session(EventLoop loop, String host, int port) {
-        String key = host + ":" + port;
+    /**
+     * A usable session to {@code host:port} on {@code loop}, dialling one if needed. Call on {@code loop}.
+     *
+     * @param key {@code host:port}, as the caller already has it
+     */
+    public Future<MeshSession> session(EventLoop loop, String host, int port, String key) {
         Slot[] slots = perLoop.computeIfAbsent(loop, l -> new HashMap<>())
                 .computeIfAbsent(key, k -> new Slot[connectionsPerPeer]);
         // Spread streams: take the usable connection with the fewest streams; dial into an empty slot if any.

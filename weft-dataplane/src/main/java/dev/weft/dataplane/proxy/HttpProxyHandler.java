@@ -402,7 +402,7 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
                     return loop().newFailedFuture(new IllegalStateException("exchange abandoned"));
                 }
                 EndpointState target = endpoint;
-                Future<UpstreamCall> f = upstream.open(loop(), target.endpoint(), this);
+                Future<UpstreamCall> f = upstream.open(loop(), target.endpoint(), target.address(), this);
                 f.addListener(x -> {
                     if (x.isSuccess()) {
                         target.markReachable();

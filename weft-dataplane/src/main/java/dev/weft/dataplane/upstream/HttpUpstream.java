@@ -100,8 +100,8 @@ public final class HttpUpstream implements Upstream {
     }
 
     @Override
-    public Future<UpstreamCall> open(EventLoop loop, Endpoint endpoint, UpstreamListener listener) {
-        String key = endpoint.address();
+    public Future<UpstreamCall> open(EventLoop loop, Endpoint endpoint, String address, UpstreamListener listener) {
+        String key = address;
         ArrayDeque<Connection> stack = idle.computeIfAbsent(loop, l -> new HashMap<>())
                 .computeIfAbsent(key, k -> new ArrayDeque<>());
         Connection c;

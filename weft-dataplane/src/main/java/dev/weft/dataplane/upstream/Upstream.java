@@ -15,8 +15,13 @@ import io.netty.util.concurrent.Future;
  */
 public interface Upstream {
 
-    /** The "connect" step: a call on a pooled connection to {@code endpoint}, on {@code loop}. */
-    Future<UpstreamCall> open(EventLoop loop, Endpoint endpoint, UpstreamListener listener);
+    /**
+     * The "connect" step: a call on a pooled connection to {@code endpoint}, on {@code loop}.
+     *
+     * @param address the endpoint's {@code host:port}, which keys the connection pools; the caller passes the one
+     *                its {@code EndpointState} keeps, so a request does not build that String again
+     */
+    Future<UpstreamCall> open(EventLoop loop, Endpoint endpoint, String address, UpstreamListener listener);
 
     /**
      * The endpoint already has as many connections as its policy allows ({@code circuit-breaker.max-connections}):

@@ -32,9 +32,13 @@ public final class WmpUpstream implements Upstream {
     }
 
     @Override
-    public Future<UpstreamCall> open(EventLoop loop, Endpoint endpoint, UpstreamListener listener) {
+    public Future<UpstreamCall> open(EventLoop loop, Endpoint endpoint, String address, UpstreamListener listener) {
+        Future<MeshSession> session = pool.session(loop, endpoint.host(), endpoint.port(), address);
+        if (session.isSuccess()) {
+            return loop.newSucceededFuture(new Call(session.getNow(), listener)); // the usual case: a live session
+        }
         Promise<UpstreamCall> p = loop.newPromise();
-        pool.session(loop, endpoint.host(), endpoint.port()).addListener((Future<MeshSession> f) -> {
+        session.addListener((Future<MeshSession> f) -> {
             if (f.isSuccess()) {
                 p.setSuccess(new Call(f.getNow(), listener));
             } else {

@@ -1,0 +1,33 @@
+package dev.weft.control.cli;
+
+import picocli.CommandLine.Option;
+
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Which sidecars {@code weft stat} and {@code weft top} read: every one the control plane knows of, or the admin
+ * listeners named with {@code --admin}. A picocli mixin, so both commands take the same flags with the same words.
+ */
+final class SidecarTargets {
+    @Option(names = "--registry", paramLabel = "URL", defaultValue = "weft://127.0.0.1:7700",
+            description = "Control plane to find the sidecars through (default: ${DEFAULT-VALUE}).")
+    String registry;
+
+    @Option(names = "--admin", paramLabel = "HOST:PORT",
+            description = "Repeatable. Read these sidecar admin listeners instead of asking the registry.")
+    List<String> admins = new ArrayList<>();
+
+    /** Looked up again on each call (sidecars come and go); an empty answer adds a note saying where it looked. */
+    List<MeshView.Target> find(MeshView view, List<String> notes) throws IOException {
+        if (!admins.isEmpty()) {
+            return MeshView.explicit(admins);
+        }
+        List<MeshView.Target> found = view.discover(registry, notes);
+        if (found.isEmpty()) {
+            notes.add("no sidecars found in " + registry);
+        }
+        return found;
+    }
+}
