@@ -282,6 +282,14 @@ public final class WmpFrameDecoder extends ByteToMessageDecoder {
                     throw new Rejected(WmpDecodeError.MALFORMED_HEADER_BLOCK, "empty header name on stream "
                             + streamId);
                 }
+                // Checked here once, so that no receiver has to lower-case names again (as HTTP/2 requires too).
+                for (int i = 0; i < name.length(); i++) {
+                    char c = name.charAt(i);
+                    if (c >= 'A' && c <= 'Z') {
+                        throw new Rejected(WmpDecodeError.MALFORMED_HEADER_BLOCK, "header name '" + name
+                                + "' on stream " + streamId + " is not lower case");
+                    }
+                }
                 headers.add(name, readString(in, "header value"));
             }
         }

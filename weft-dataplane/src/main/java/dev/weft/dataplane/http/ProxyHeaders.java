@@ -52,7 +52,8 @@ public final class ProxyHeaders {
     }
 
     /**
-     * The same rules for a request that crossed the mesh as WMP (whose names are lower case already), building the
+     * The same rules for a request that crossed the mesh as WMP (whose decoder refuses names that are not lower case,
+     * so they are used as they are), building the
      * HTTP/1.1 request for the local app in one pass: the result is a {@link ForwardedRequest}, which
      * {@code HttpUpstream} sends as it is instead of filtering and copying the headers a second time.
      */
@@ -61,7 +62,7 @@ public final class ProxyHeaders {
         HttpHeaders h = out.headers();
         Filter f = new Filter(connectionTokens(in.get("connection")), true, h::add);
         for (int i = 0; i < in.size(); i++) {
-            f.accept(lower(in.name(i)), in.value(i));
+            f.accept(in.name(i), in.value(i));
         }
         f.finish(null);
         return out;
