@@ -3,8 +3,12 @@ package dev.weft.dataplane.collab;
 import io.netty.util.concurrent.Future;
 
 /**
- * Continuations on the Worker's own event loop: each step's listener starts the next. Upstream channels are
+ * Continuations on the Worker's own event loop: each step's completion starts the next. Upstream channels are
  * registered on the same loop, so a whole exchange runs on one thread with no hand-off at all.
+ *
+ * <p>A step whose future is already complete when it returns (a free slot, a live WMP session: the usual case) is
+ * followed at once, without registering a listener; only a step that has to wait (for capacity, a dial, the answer)
+ * leaves a continuation behind. Thread: the caller's event loop, which is the exchange's.
  */
 final class EventLoopCollaborator implements Collaborator {
 
@@ -15,24 +19,39 @@ final class EventLoopCollaborator implements Collaborator {
 
     @Override
     public void carry(Exchange ex) {
-        ex.admit().addListener((Future<Object> admitted) -> {
-            if (!admitted.isSuccess()) {
-                ex.fail(admitted.cause());
-                return;
+        Future<?> admitted = ex.admit();
+        if (admitted.isDone()) {
+            admitted(ex, admitted);
+        } else {
+            admitted.addListener(f -> admitted(ex, f));
+        }
+    }
+
+    private static void admitted(Exchange ex, Future<?> admitted) {
+        if (!admitted.isSuccess()) {
+            ex.fail(admitted.cause());
+            return;
+        }
+        Future<?> connected = ex.connect();
+        if (connected.isDone()) {
+            connected(ex, connected);
+        } else {
+            connected.addListener(f -> connected(ex, f));
+        }
+    }
+
+    private static void connected(Exchange ex, Future<?> connected) {
+        if (!connected.isSuccess()) {
+            ex.fail(connected.cause());
+            return;
+        }
+        // The answer's head is never here yet: this step always waits.
+        ex.forward().addListener(answered -> {
+            if (answered.isSuccess()) {
+                ex.relay();
+            } else {
+                ex.fail(answered.cause());
             }
-            ex.connect().addListener((Future<Object> connected) -> {
-                if (!connected.isSuccess()) {
-                    ex.fail(connected.cause());
-                    return;
-                }
-                ex.forward().addListener((Future<Object> answered) -> {
-                    if (answered.isSuccess()) {
-                        ex.relay();
-                    } else {
-                        ex.fail(answered.cause());
-                    }
-                });
-            });
         });
     }
 }
