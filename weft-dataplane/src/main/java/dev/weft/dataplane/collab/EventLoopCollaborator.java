@@ -2,6 +2,8 @@ package dev.weft.dataplane.collab;
 
 import io.netty.util.concurrent.Future;
 
+import java.util.function.BiConsumer;
+
 /**
  * Continuations on the Worker's own event loop: each step's completion starts the next. Upstream channels are
  * registered on the same loop, so a whole exchange runs on one thread with no hand-off at all.
@@ -19,11 +21,15 @@ final class EventLoopCollaborator implements Collaborator {
 
     @Override
     public void carry(Exchange ex) {
-        Future<?> admitted = ex.admit();
-        if (admitted.isDone()) {
-            admitted(ex, admitted);
+        then(ex, ex.admit(), EventLoopCollaborator::admitted);
+    }
+
+    /** Runs {@code next} now if {@code step} is complete, else when it completes. */
+    private static void then(Exchange ex, Future<?> step, BiConsumer<Exchange, Future<?>> next) {
+        if (step.isDone()) {
+            next.accept(ex, step);
         } else {
-            admitted.addListener(f -> admitted(ex, f));
+            step.addListener(f -> next.accept(ex, f));
         }
     }
 
@@ -32,12 +38,7 @@ final class EventLoopCollaborator implements Collaborator {
             ex.fail(admitted.cause());
             return;
         }
-        Future<?> connected = ex.connect();
-        if (connected.isDone()) {
-            connected(ex, connected);
-        } else {
-            connected.addListener(f -> connected(ex, f));
-        }
+        then(ex, ex.connect(), EventLoopCollaborator::connected);
     }
 
     private static void connected(Exchange ex, Future<?> connected) {
