@@ -44,6 +44,7 @@ import java.util.Map;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLException;
@@ -130,7 +131,9 @@ public final class SmallHttpClient implements AutoCloseable {
             return result;
         }
         Exchange exchange = new Exchange(method, uri, headers, body, offset, length, result, null);
-        loop.execute(() -> exchange.start(timeout));
+        if (!onLoop(() -> exchange.start(timeout))) {
+            result.completeExceptionally(new IOException("HTTP client is closed"));
+        }
         return result;
     }
 
@@ -161,12 +164,20 @@ public final class SmallHttpClient implements AutoCloseable {
     public Cancellable stream(URI uri, Map<String, String> headers, StreamListener listener) {
         CompletableFuture<Response> done = new CompletableFuture<>();
         Exchange exchange = new Exchange("GET", uri, headers, null, 0, 0, done, listener);
-        if (closed) {
-            loop.execute(() -> listener.onEnd(new IOException("HTTP client is closed")));
-        } else {
-            loop.execute(() -> exchange.start(null));
+        if (closed || !onLoop(() -> exchange.start(null))) {
+            listener.onEnd(new IOException("HTTP client is closed"));   // on the caller's thread: the loop is gone
         }
-        return () -> loop.execute(exchange::cancel);
+        return () -> onLoop(exchange::cancel);
+    }
+
+    /** @return false when the client is closed and its loop takes no more work */
+    private boolean onLoop(Runnable task) {
+        try {
+            loop.execute(task);
+            return true;
+        } catch (RejectedExecutionException e) {
+            return false;
+        }
     }
 
     /** Closes every connection and stops the event loop; calls in flight fail. */
@@ -236,7 +247,7 @@ public final class SmallHttpClient implements AutoCloseable {
             // A caller that gives up (cancel, interrupted get) frees the connection.
             result.whenComplete((r, e) -> {
                 if (e instanceof CancellationException) {
-                    loop.execute(this::cancel);
+                    onLoop(this::cancel);
                 }
             });
             ArrayDeque<Channel> pool = idle.get(key(uri));
@@ -282,7 +293,15 @@ public final class SmallHttpClient implements AutoCloseable {
                             ? new HttpConnectTimeoutException("HTTP connect timed out after " + connectTimeout.toMillis()
                             + " ms: " + host + ":" + port) : cause);
                 } else {
-                    attach(connecting.channel());
+                    Channel ch = connecting.channel();
+                    // Once per connection: a pooled connection the server closes leaves the pool when noticed.
+                    ch.closeFuture().addListener(gone -> {
+                        ArrayDeque<Channel> pool = idle.get(key(uri));
+                        if (pool != null) {
+                            pool.remove(ch);
+                        }
+                    });
+                    attach(ch);
                 }
             });
         }
@@ -303,7 +322,7 @@ public final class SmallHttpClient implements AutoCloseable {
                 HttpUtil.setContentLength(request, length);
             }
             ch.writeAndFlush(request).addListener(f -> {
-                if (!f.isSuccess()) {
+                if (!f.isSuccess() && ch == channel) {   // not a connection this call already gave up for a new one
                     broken(f.cause());
                 }
             });
@@ -392,8 +411,6 @@ public final class SmallHttpClient implements AutoCloseable {
                 ch.pipeline().remove(this);
                 ArrayDeque<Channel> pool = idle.computeIfAbsent(key(uri), k -> new ArrayDeque<>());
                 pool.addFirst(ch);
-                // A pooled connection closed by the server leaves the pool when noticed, not only when next taken.
-                ch.closeFuture().addListener(f -> pool.remove(ch));
             } else {
                 ch.close();
             }
@@ -401,12 +418,16 @@ public final class SmallHttpClient implements AutoCloseable {
 
         @Override
         public void channelInactive(ChannelHandlerContext ctx) {
-            broken(new ClosedChannelException());
+            if (ctx.channel() == channel) {
+                broken(new ClosedChannelException());
+            }
         }
 
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-            broken(cause);
+            if (ctx.channel() == channel) {
+                broken(cause);
+            }
         }
 
         /** The connection failed mid-call; a pooled one that never answered gets one retry on a fresh connection. */
