@@ -1,12 +1,12 @@
 package dev.weft.dataplane.observe;
 
+import dev.weft.registry.http.SmallHttpClient;
+
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
@@ -18,7 +18,8 @@ import java.util.concurrent.locks.LockSupport;
  * nothing but their spans.
  *
  * <p>Threads: {@link #offer} on any Worker; everything else on the "weft-span-exporter" daemon thread, which
- * blocks on HTTP (with timeouts) and nowhere else. Each batch is posted once: a failed post is counted, not
+ * blocks on HTTP (with timeouts) and nowhere else. The HTTP client is Weft's small Netty one (its own event loop,
+ * "weft-http-spans"), not the JDK's, whose TLS stack alone loaded about 600 classes (docs/benchmarks.md). Each batch is posted once: a failed post is counted, not
  * retried, so a collector outage cannot build a backlog.
  */
 final class SpanExporter implements AutoCloseable {
@@ -32,11 +33,10 @@ final class SpanExporter implements AutoCloseable {
     private final int batchSize;
     private final long flushIntervalNanos;
     /**
-     * Created on the exporter thread when it starts, not in the constructor: building an HttpClient loads the TLS
-     * stack and the JDK's certificate store, work that would otherwise delay the sidecar's readiness
-     * (docs/benchmarks.md, start-up). Volatile for {@link #close}.
+     * Created on the exporter thread when it starts, not in the constructor: its classes and event loop are work the
+     * sidecar's readiness need not wait for (docs/benchmarks.md, start-up). Volatile for {@link #close}.
      */
-    private volatile HttpClient http;
+    private volatile SmallHttpClient http;
     /** The batch being sent, encoded in place; reused (sends are synchronous, so it is free again after each). */
     private final JsonText body = new JsonText(64 * 1024);
     private final Thread thread;
@@ -69,8 +69,7 @@ final class SpanExporter implements AutoCloseable {
     }
 
     private void run() {
-        http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(Duration.ofSeconds(2)).build();
+        http = new SmallHttpClient("spans", Duration.ofSeconds(2));
         long lastSend = System.nanoTime();
         List<ObservedExchange> batch = new ArrayList<>(batchSize);
         while (true) {
@@ -101,18 +100,14 @@ final class SpanExporter implements AutoCloseable {
         try {
             encoder.encode(batch, body);
             // Generous: on a saturated machine a late batch is better than a lost one, and the queue bounds memory.
-            HttpRequest request = HttpRequest.newBuilder(endpoint)
-                    .timeout(Duration.ofSeconds(10))
-                    .header("Content-Type", encoder.contentType())
-                    .POST(HttpRequest.BodyPublishers.ofByteArray(body.array(), 0, body.length()))
-                    .build();
-            HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
-            if (response.statusCode() / 100 == 2) {
+            SmallHttpClient.Response response = http.sendBlocking("POST", endpoint,
+                    Map.of("Content-Type", encoder.contentType()), body.array(), 0, body.length(), Duration.ofSeconds(10));
+            if (response.status() / 100 == 2) {
                 exported.add(batch.size());
                 batches.increment();
                 return;
             }
-            failed(batch.size(), "HTTP " + response.statusCode() + " from " + endpoint + ": " + abbreviate(response.body()));
+            failed(batch.size(), "HTTP " + response.status() + " from " + endpoint + ": " + abbreviate(response.bodyText()));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             failed(batch.size(), "interrupted while sending to " + endpoint);
@@ -180,9 +175,9 @@ final class SpanExporter implements AutoCloseable {
         if (thread.isAlive()) {
             thread.interrupt();
         }
-        HttpClient client = http;
+        SmallHttpClient client = http;
         if (client != null) {
-            client.shutdownNow();
+            client.close();
         }
     }
 

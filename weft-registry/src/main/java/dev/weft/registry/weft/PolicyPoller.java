@@ -5,8 +5,9 @@ import dev.weft.registry.support.Backoff;
 import dev.weft.registry.PolicyListener;
 import dev.weft.registry.Watch;
 
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
+import dev.weft.registry.http.SmallHttpClient;
+import dev.weft.registry.support.JsonValues;
+
 import java.time.Duration;
 import java.util.Map;
 
@@ -25,7 +26,12 @@ final class PolicyPoller implements Watch {
     private final Thread thread;
     private volatile boolean closed;
 
-    record Snapshot(long revision, Map<String, String> policies) {}
+    record Snapshot(long revision, Map<String, String> policies) {
+        static Snapshot read(byte[] json) throws java.io.IOException {
+            Map<String, Object> m = JsonValues.readObject(json);
+            return new Snapshot(JsonValues.number(m, "revision"), JsonValues.strings(m, "policies"));
+        }
+    }
 
     PolicyPoller(WeftRegistry registry, PolicyListener listener) {
         this.registry = registry;
@@ -38,15 +44,14 @@ final class PolicyPoller implements Watch {
         Backoff backoff = new Backoff();
         while (!closed && !registry.isClosed()) {
             try {
-                HttpRequest request = HttpRequest.newBuilder(registry.uri("/v1/policies?revision=" + revision
-                                + "&wait=" + WAIT.toSeconds() + "s"))
-                        .timeout(WAIT.plusSeconds(5)).header("Accept", "application/json").GET().build();
-                HttpResponse<byte[]> response = registry.http.send(request, HttpResponse.BodyHandlers.ofByteArray());
-                if (response.statusCode() != 200) {
+                SmallHttpClient.Response response = registry.http.sendBlocking("GET",
+                        registry.uri("/v1/policies?revision=" + revision + "&wait=" + WAIT.toSeconds() + "s"),
+                        Map.of("Accept", "application/json"), null, 0, 0, WAIT.plusSeconds(5));
+                if (response.status() != 200) {
                     throw new java.io.IOException("GET /v1/policies: " + registry.errorText(
-                            new WeftRegistry.Reply(response.statusCode(), response.body())));
+                            new WeftRegistry.Reply(response.status(), response.body())));
                 }
-                Snapshot s = registry.json.readValue(response.body(), Snapshot.class);
+                Snapshot s = Snapshot.read(response.body());
                 backoff.reset();
                 if (s.revision() != revision) {
                     revision = s.revision();

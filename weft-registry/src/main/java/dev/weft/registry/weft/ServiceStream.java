@@ -6,14 +6,12 @@ import dev.weft.registry.Endpoint;
 import dev.weft.registry.EndpointListener;
 import dev.weft.registry.Watch;
 
+import dev.weft.registry.http.SmallHttpClient;
+
 import java.io.IOException;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Flow;
+import java.util.Map;
 import java.util.concurrent.ScheduledFuture;
 
 /**
@@ -21,7 +19,7 @@ import java.util.concurrent.ScheduledFuture;
  * {@code GET /v1/watch/{service}?revision=N} read line by line, reopened with backoff whenever it breaks.
  *
  * <p>Threading: everything runs on the registry's event thread, except {@link Lines}, which the HTTP client calls on
- * its own threads and which only hops back here. Each connection attempt gets a generation number; callbacks from
+ * its event loop and which only hops back here. Each connection attempt gets a generation number; callbacks from
  * an older attempt find a different number and are ignored, which is what makes cancelling a stream safe.
  *
  * <p>Delivery rules: listeners get a snapshot only when it differs from the last one delivered, and a broken stream
@@ -40,8 +38,7 @@ final class ServiceStream {
     private boolean rejected;         // the live attempt got an HTTP error instead of a stream
     private boolean everOpened;
     private long lastHeardNanos;
-    private Flow.Subscription subscription;
-    private CompletableFuture<?> exchange;
+    private SmallHttpClient.Cancellable exchange;
     private ScheduledFuture<?> retry;
     private boolean stopped;
 
@@ -87,32 +84,15 @@ final class ServiceStream {
         lastHeardNanos = System.nanoTime();
         String path = "/v1/watch/" + WeftRegistry.segment(service) + (revision >= 0 ? "?revision=" + revision : "");
         // No request timeout: it would cut the stream; the silence check covers a hung connect or header phase too.
-        HttpRequest request = HttpRequest.newBuilder(registry.uri(path)).GET()
-                .header("Accept", "application/x-ndjson").build();
-        // Keep the client's own future: cancelling it (not a dependent stage) is what aborts a hung exchange.
-        CompletableFuture<HttpResponse<Void>> sent = registry.http.sendAsync(request, info -> bodyFor(gen, info));
-        exchange = sent;
-        sent.whenCompleteAsync((response, error) -> ended(gen, error), registry.events());
+        exchange = registry.http.stream(registry.uri(path), Map.of("Accept", "application/x-ndjson"), new Lines(gen));
     }
 
-    /** HTTP client thread: picks how to read the body once the status is known. */
-    private HttpResponse.BodySubscriber<Void> bodyFor(long gen, HttpResponse.ResponseInfo info) {
-        if (info.statusCode() == 200) {
-            return HttpResponse.BodySubscribers.fromLineSubscriber(new Lines(gen));
-        }
-        return HttpResponse.BodySubscribers.mapping(HttpResponse.BodySubscribers.ofString(StandardCharsets.UTF_8),
-                body -> {
-                    registry.onEvents(() -> refused(gen, info.statusCode(), body));
-                    return null;
-                });
-    }
-
-    private void refused(long gen, int status, String body) {
+    private void refused(long gen, int status, byte[] body) {
         if (gen != generation) {
             return;
         }
         rejected = true;
-        String text = registry.errorText(new WeftRegistry.Reply(status, body.getBytes(StandardCharsets.UTF_8)));
+        String text = registry.errorText(new WeftRegistry.Reply(status, body));
         registry.health.rejected("watch " + service + ": " + text);
         WeftRegistry.LOG.log(System.Logger.Level.WARNING, "control plane refused to watch {0}: {1}", service, text);
     }
@@ -132,7 +112,7 @@ final class ServiceStream {
         }
         WeftRegistry.WatchLine message;
         try {
-            message = registry.json.readValue(line, WeftRegistry.WatchLine.class);
+            message = WeftRegistry.WatchLine.read(line);
         } catch (IOException | RuntimeException e) {
             // Skipping one line beats reconnecting forever over a line that will come back the same.
             WeftRegistry.LOG.log(System.Logger.Level.WARNING, "ignoring unreadable watch line for " + service
@@ -159,7 +139,6 @@ final class ServiceStream {
             return;
         }
         generation = 0;
-        subscription = null;
         exchange = null;
         if (!rejected) {
             registry.health.failure(error == null ? "watch " + service + ": stream ended by the control plane"
@@ -188,20 +167,15 @@ final class ServiceStream {
     }
 
     private void cancelExchange() {
-        // Cancelling the body subscription makes the HTTP client drop the connection; the control plane then sees
-        // EOF and forgets this watcher.
-        if (subscription != null) {
-            subscription.cancel();
-            subscription = null;
-        }
+        // Cancelling closes the connection; the control plane then sees EOF and forgets this watcher.
         if (exchange != null) {
-            exchange.cancel(true);
+            exchange.cancel();
             exchange = null;
         }
     }
 
-    /** Receives the lines of one attempt on HTTP client threads and hands them to the event thread. */
-    private final class Lines implements Flow.Subscriber<String> {
+    /** Receives the lines of one attempt on the HTTP client's event loop and hands them to the event thread. */
+    private final class Lines implements SmallHttpClient.StreamListener {
         private final long gen;
 
         Lines(long gen) {
@@ -209,33 +183,18 @@ final class ServiceStream {
         }
 
         @Override
-        public void onSubscribe(Flow.Subscription s) {
-            s.request(Long.MAX_VALUE);
-            registry.onEvents(() -> {
-                if (gen == generation) {
-                    subscription = s;
-                } else {
-                    s.cancel();
-                }
-            });
-            if (registry.isClosed()) {
-                s.cancel();
-            }
+        public void onLine(String line) {
+            registry.onEvents(() -> ServiceStream.this.onLine(gen, line));
         }
 
         @Override
-        public void onNext(String line) {
-            registry.onEvents(() -> onLine(gen, line));
+        public void onRefused(int status, byte[] body) {
+            registry.onEvents(() -> refused(gen, status, body));
         }
 
         @Override
-        public void onError(Throwable error) {
+        public void onEnd(Throwable error) {
             registry.onEvents(() -> ended(gen, error));
-        }
-
-        @Override
-        public void onComplete() {
-            registry.onEvents(() -> ended(gen, null));
         }
     }
 

@@ -78,7 +78,7 @@ final class WeftRegistration implements Registration {
             return;
         }
         leaseId = null;
-        registry.call("PUT", "/v1/leases", new WeftRegistry.LeaseRequest(ttlMillis), callTimeout)
+        registry.call("PUT", "/v1/leases", new WeftRegistry.LeaseRequest(ttlMillis).json(), callTimeout)
                 .whenCompleteAsync((reply, error) -> {
                     if (status.isStopped()) {
                         // Closed while the lease was being granted: give it back rather than let it linger.
@@ -103,7 +103,7 @@ final class WeftRegistration implements Registration {
             return null;
         }
         try {
-            return registry.parse(reply, WeftRegistry.LeaseGrant.class).leaseId();
+            return WeftRegistry.LeaseGrant.read(reply.body()).leaseId();
         } catch (IOException e) {
             registry.health.rejected("PUT /v1/leases: unreadable reply: " + e.getMessage());
             return null;
@@ -117,7 +117,7 @@ final class WeftRegistration implements Registration {
         String lease = leaseId;
         WeftRegistry.EndpointBody body = new WeftRegistry.EndpointBody(endpoint.host(), endpoint.port(),
                 endpoint.weight(), endpoint.capacity(), endpoint.metadata(), lease);
-        registry.call("PUT", endpointPath, body, callTimeout).whenCompleteAsync((reply, error) -> {
+        registry.call("PUT", endpointPath, body.json(), callTimeout).whenCompleteAsync((reply, error) -> {
             if (status.isStopped()) {
                 return;
             }
@@ -172,7 +172,7 @@ final class WeftRegistration implements Registration {
 
     private int boundEndpoints(WeftRegistry.Reply reply) {
         try {
-            Integer n = registry.parse(reply, WeftRegistry.KeepAliveReply.class).endpoints();
+            Integer n = WeftRegistry.KeepAliveReply.read(reply.body()).endpoints();
             return n == null ? 1 : n;
         } catch (IOException e) {
             return 1;

@@ -1,9 +1,5 @@
 package dev.weft.registry.weft;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.DeserializationFeature;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.weft.registry.Endpoint;
 import dev.weft.registry.EndpointListener;
 import dev.weft.registry.PolicyListener;
@@ -11,20 +7,20 @@ import dev.weft.registry.Registration;
 import dev.weft.registry.Registry;
 import dev.weft.registry.RegistryHealth;
 import dev.weft.registry.Watch;
+import dev.weft.registry.http.SmallHttpClient;
 import dev.weft.registry.support.ConnectionHealth;
+import dev.weft.registry.support.JsonValues;
 
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
 import java.net.URLEncoder;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
-import java.security.GeneralSecurityException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -39,17 +35,15 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
-import javax.net.ssl.KeyManager;
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.TrustManager;
 
 /**
  * {@link Registry} backed by Weft's embedded control plane ({@code weft://host:port}), over its HTTP/1.1 JSON API
  * (see docs/registry.md).
  *
  * <p>Threading: one daemon thread per registry, "weft-registry-HOST:PORT" (the event thread), owns all state of
- * registrations and watch streams, runs their timers and calls listeners. HTTP exchanges are asynchronous; their
- * completions hop back to the event thread, so nothing here ever blocks it. The only blocking call is
+ * registrations and watch streams, runs their timers and calls listeners. HTTP exchanges are asynchronous, on a
+ * {@link SmallHttpClient} (Netty, its own event loop "weft-http-registry"); their completions hop back to the event
+ * thread, so nothing here ever blocks it. The only blocking call is
  * {@link Registration#close()}, which waits up to {@link #DEREGISTER_TIMEOUT} on the caller's thread for the
  * deregistration to be acknowledged.
  *
@@ -73,8 +67,7 @@ public final class WeftRegistry implements Registry {
 
     final String target;
     private final URI base;
-    final HttpClient http;
-    final ObjectMapper json;
+    final SmallHttpClient http;
     final ConnectionHealth health;
     final Duration streamSilenceLimit;
     private final ScheduledThreadPoolExecutor events;
@@ -103,14 +96,8 @@ public final class WeftRegistry implements Registry {
         this.target = uri.getHost() + ":" + port;
         this.base = URI.create("http://" + target);
         this.streamSilenceLimit = streamSilenceLimit;
-        this.http = HttpClient.newBuilder()
-                .sslContext(plainHttpOnly())
-                .version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(CONNECT_TIMEOUT)
-                .followRedirects(HttpClient.Redirect.NEVER)
-                .build();
-        // Lenient on input: a newer control plane may add fields.
-        this.json = JsonMapper.builder().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
+        // Not the JDK's HttpClient: with its TLS stack it loaded about 600 classes into every sidecar (docs/benchmarks.md).
+        this.http = new SmallHttpClient("registry", CONNECT_TIMEOUT);
         this.health = new ConnectionHealth("weft", target);
         this.events = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "weft-registry-" + target);
@@ -123,22 +110,6 @@ public final class WeftRegistry implements Registry {
         long check = Math.max(100, streamSilenceLimit.toMillis() / 4);
         events.scheduleWithFixedDelay(() -> streams.values().forEach(ServiceStream::checkSilence),
                 check, check, TimeUnit.MILLISECONDS);
-    }
-
-    /**
-     * The control plane speaks plain HTTP, so the client gets a TLS context that trusts nothing instead of the JDK's
-     * default one: building the default loads and parses the JDK's whole certificate store, and a sidecar's readiness
-     * waits for this client (docs/benchmarks.md, start-up). Were a TLS connection ever attempted with it, the
-     * handshake would fail.
-     */
-    private static SSLContext plainHttpOnly() {
-        try {
-            SSLContext context = SSLContext.getInstance("TLS");
-            context.init(new KeyManager[0], new TrustManager[0], null);
-            return context;
-        } catch (GeneralSecurityException e) {
-            throw new IllegalStateException("cannot create a TLS context: " + e.getMessage(), e);
-        }
     }
 
     @Override
@@ -171,12 +142,12 @@ public final class WeftRegistry implements Registry {
         Objects.requireNonNull(name, "name");
         Objects.requireNonNull(document, "document");
         requireOpen();
-        HttpRequest request = HttpRequest.newBuilder(uri("/v1/policies/" + segment(name))).timeout(Duration.ofSeconds(5))
-                .header("Content-Type", "application/yaml").header("Accept", "application/json")
-                .PUT(HttpRequest.BodyPublishers.ofString(document, StandardCharsets.UTF_8)).build();
+        byte[] yaml = document.getBytes(StandardCharsets.UTF_8);
         try {
-            HttpResponse<byte[]> response = http.send(request, HttpResponse.BodyHandlers.ofByteArray());
-            Reply reply = new Reply(response.statusCode(), response.body());
+            SmallHttpClient.Response response = http.sendBlocking("PUT", uri("/v1/policies/" + segment(name)),
+                    Map.of("Content-Type", "application/yaml", "Accept", "application/json"), yaml, 0, yaml.length,
+                    Duration.ofSeconds(5));
+            Reply reply = new Reply(response.status(), response.body());
             if (!reply.ok()) {
                 throw new IOException("control plane at " + target + " refused policy '" + name + "': " + errorText(reply));
             }
@@ -232,7 +203,7 @@ public final class WeftRegistry implements Registry {
         events.shutdown();
         if (Thread.currentThread() == eventThread) {
             // Closed from a listener: waiting for the event thread to finish would be waiting for ourselves.
-            http.shutdownNow();
+            http.close();
             return;
         }
         try {
@@ -243,7 +214,7 @@ public final class WeftRegistry implements Registry {
             events.shutdownNow();
             Thread.currentThread().interrupt();
         }
-        http.shutdownNow();
+        http.close();
     }
 
     boolean isClosed() {
@@ -293,22 +264,26 @@ public final class WeftRegistry implements Registry {
         }
     }
 
-    record ErrorBody(String error, String code) {}
-
-    /** One asynchronous request/response call; records contact or failure in {@link #health}. */
-    CompletableFuture<Reply> call(String method, String path, Object body, Duration timeout) {
-        HttpRequest request;
-        try {
-            request = request(method, path, body, timeout);
-        } catch (JsonProcessingException e) {
-            return CompletableFuture.failedFuture(e);
+    record ErrorBody(String error, String code) {
+        static ErrorBody read(byte[] json) throws IOException {
+            Map<String, Object> m = JsonValues.readObject(json);
+            return new ErrorBody(JsonValues.string(m, "error"), JsonValues.string(m, "code"));
         }
-        return http.sendAsync(request, HttpResponse.BodyHandlers.ofByteArray()).handle((response, error) -> {
+    }
+
+    /**
+     * One asynchronous request/response call; records contact or failure in {@link #health}.
+     *
+     * @param body a JSON document as {@link JsonValues#write} takes it, or null
+     */
+    CompletableFuture<Reply> call(String method, String path, Map<String, Object> body, Duration timeout) {
+        byte[] bytes = body == null ? null : JsonValues.write(body, false);
+        return http.send(method, uri(path), headers(bytes), bytes, timeout).handle((response, error) -> {
             if (error != null) {
                 health.failure(describe(method, path, error));
                 throw error instanceof CompletionException ce ? ce : new CompletionException(error);
             }
-            Reply reply = new Reply(response.statusCode(), response.body());
+            Reply reply = new Reply(response.status(), response.body());
             if (reply.ok()) {
                 health.success();
             } else {
@@ -321,10 +296,9 @@ public final class WeftRegistry implements Registry {
     /** The blocking variant, for {@link Registration#close()}; never throws. */
     Reply callBlocking(String method, String path, Duration timeout) {
         try {
-            HttpResponse<byte[]> response = http.send(request(method, path, null, timeout),
-                    HttpResponse.BodyHandlers.ofByteArray());
+            SmallHttpClient.Response response = http.sendBlocking(method, uri(path), headers(null), null, 0, 0, timeout);
             health.success();
-            return new Reply(response.statusCode(), response.body());
+            return new Reply(response.status(), response.body());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return null;
@@ -336,27 +310,15 @@ public final class WeftRegistry implements Registry {
         }
     }
 
-    private HttpRequest request(String method, String path, Object body, Duration timeout)
-            throws JsonProcessingException {
-        HttpRequest.Builder b = HttpRequest.newBuilder(uri(path)).timeout(timeout)
-                .header("Accept", "application/json");
-        if (body == null) {
-            b.method(method, HttpRequest.BodyPublishers.noBody());
-        } else {
-            b.header("Content-Type", "application/json")
-                    .method(method, HttpRequest.BodyPublishers.ofByteArray(json.writeValueAsBytes(body)));
-        }
-        return b.build();
-    }
-
-    <T> T parse(Reply reply, Class<T> type) throws IOException {
-        return json.readValue(reply.body(), type);
+    private static Map<String, String> headers(byte[] jsonBody) {
+        return jsonBody == null ? Map.of("Accept", "application/json")
+                : Map.of("Accept", "application/json", "Content-Type", "application/json");
     }
 
     /** The control plane's error code ("unknown-lease", ...) or null. */
     String errorCode(Reply reply) {
         try {
-            return json.readValue(reply.body(), ErrorBody.class).code();
+            return ErrorBody.read(reply.body()).code();
         } catch (IOException | RuntimeException e) {
             return null;
         }
@@ -364,7 +326,7 @@ public final class WeftRegistry implements Registry {
 
     String errorText(Reply reply) {
         try {
-            ErrorBody e = json.readValue(reply.body(), ErrorBody.class);
+            ErrorBody e = ErrorBody.read(reply.body());
             if (e.error() != null) {
                 return reply.status() + " " + e.error();
             }
@@ -392,18 +354,58 @@ public final class WeftRegistry implements Registry {
         return method + " " + path + ": " + what;
     }
 
-    // --- wire format (see docs/registry.md) ---
+    // --- wire format (see docs/registry.md), read and written with jackson-core only (JsonValues says why) ---
 
-    record LeaseRequest(long ttlMillis) {}
+    record LeaseRequest(long ttlMillis) {
+        Map<String, Object> json() {
+            return Map.of("ttlMillis", ttlMillis);
+        }
+    }
 
-    record LeaseGrant(String leaseId, long ttlMillis) {}
+    record LeaseGrant(String leaseId, long ttlMillis) {
+        static LeaseGrant read(byte[] json) throws IOException {
+            Map<String, Object> m = JsonValues.readObject(json);
+            return new LeaseGrant(JsonValues.string(m, "leaseId"), JsonValues.number(m, "ttlMillis"));
+        }
+    }
 
-    record KeepAliveReply(String leaseId, long ttlMillis, Integer endpoints) {}
+    record KeepAliveReply(String leaseId, long ttlMillis, Integer endpoints) {
+        static KeepAliveReply read(byte[] json) throws IOException {
+            Map<String, Object> m = JsonValues.readObject(json);
+            Long endpoints = JsonValues.optionalNumber(m, "endpoints");
+            return new KeepAliveReply(JsonValues.string(m, "leaseId"), JsonValues.number(m, "ttlMillis"),
+                    endpoints == null ? null : Math.toIntExact(endpoints));
+        }
+    }
 
     record EndpointBody(String host, int port, int weight, int capacity, Map<String, String> metadata,
-                        String leaseId) {}
+                        String leaseId) {
+        Map<String, Object> json() {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("host", host);
+            m.put("port", port);
+            m.put("weight", weight);
+            m.put("capacity", capacity);
+            m.put("metadata", metadata);
+            m.put("leaseId", leaseId);
+            return m;
+        }
+    }
 
-    record WatchLine(String type, String service, long revision, List<Endpoint> endpoints) {}
+    record WatchLine(String type, String service, long revision, List<Endpoint> endpoints) {
+        static WatchLine read(String json) throws IOException {
+            Map<String, Object> m = JsonValues.readObject(json);
+            List<Endpoint> endpoints = new ArrayList<>();
+            for (Object o : JsonValues.list(m, "endpoints")) {
+                Map<String, Object> e = JsonValues.object(o, "endpoint");
+                endpoints.add(new Endpoint(JsonValues.string(e, "service"), JsonValues.string(e, "id"),
+                        JsonValues.string(e, "host"), JsonValues.integer(e, "port"), JsonValues.integer(e, "weight"),
+                        JsonValues.integer(e, "capacity"), JsonValues.strings(e, "metadata")));
+            }
+            return new WatchLine(JsonValues.string(m, "type"), JsonValues.string(m, "service"),
+                    JsonValues.number(m, "revision"), endpoints);
+        }
+    }
 
     @Override
     public String toString() {
