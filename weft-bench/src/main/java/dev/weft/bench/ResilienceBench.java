@@ -65,11 +65,14 @@ public final class ResilienceBench {
      * @param timeout            the timeout the timeout scenario applies (above the load's normal p99)
      * @param adaptiveInbound    apply {@code concurrency-limit: {adaptive: true}} to the providers first (and in
      *                           every policy the scenarios apply); false keeps the sidecars' default
+     * @param outboundLimit      {@code on} or {@code off}: apply {@code outbound-limit: {adaptive: ...}} for the
+     *                           consumer's calls to the providers the same way; null keeps the sidecars' default
      * @param experiment         the topology's settings (Weft's data plane; its load settings are not used)
      */
     public record Settings(Set<String> scenarios, int connections, int burstConnections, int compareConnections,
-                           Duration warmup, Duration phase, Duration timeout, boolean adaptiveInbound, Path results,
-                           Experiment.Settings experiment, String mainClass, PrintStream out) {}
+                           Duration warmup, Duration phase, Duration timeout, boolean adaptiveInbound,
+                           String outboundLimit, Path results, Experiment.Settings experiment, String mainClass,
+                           PrintStream out) {}
 
     /** One figure of one scenario: a row of the CSV and a line of the Markdown. */
     public record Figure(String scenario, String metric, double value, String unit, String note) {}
@@ -93,7 +96,7 @@ public final class ResilienceBench {
         if (!onMain.isEmpty()) {
             try (Experiment e = Experiment.start(settings.experiment())) {
                 bench.experiment = e;
-                if (settings.adaptiveInbound()) {
+                if (!bench.inboundYaml().isEmpty()) {
                     bench.apply("bench-0-inbound", "services:\n  provider:\n" + bench.inboundYaml());
                 }
                 for (String s : onMain) {
@@ -193,6 +196,7 @@ public final class ResilienceBench {
         Map<String, Double> providersBefore = scrape("provider");
         AtomicReference<LoadResult> burstResult = new AtomicReference<>();
         double[] maxQueue = {0, 0};
+        double[] outboundLimit = {Double.NaN, Double.NaN};
         Timeline t = runWithTimeline(settings.connections(), 3, (at, clock) -> at.accept(1, () -> {
             Thread burst = Thread.ofPlatform().name("burst-load").start(() -> {
                 try {
@@ -206,6 +210,9 @@ public final class ResilienceBench {
             while (System.nanoTime() < end || burst.isAlive()) {
                 maxQueue[0] = Math.max(maxQueue[0], sum(scrape("consumer"), k -> k.startsWith("weft_upstream_queue_depth")));
                 maxQueue[1] = Math.max(maxQueue[1], sum(scrape("provider"), k -> k.startsWith("weft_app_queue_depth")));
+                double limit = sum(scrape("consumer"), k -> k.startsWith("weft_upstream_concurrency_limit{upstream=\"provider\""));
+                outboundLimit[0] = Double.isNaN(outboundLimit[0]) ? limit : Math.min(outboundLimit[0], limit);
+                outboundLimit[1] = Double.isNaN(outboundLimit[1]) ? limit : Math.max(outboundLimit[1], limit);
                 sleep(200);
             }
         }));
@@ -225,7 +232,10 @@ public final class ResilienceBench {
         add(s, "failed, burst load", b == null ? Double.NaN : b.errors().total(), "", b == null ? "" : b.errors().describe());
         add(s, "shed at consumer sidecar", delta(consumerBefore, consumerAfter,
                 k -> k.startsWith("weft_upstream_rejected_total{upstream=\"provider\"")), "",
-                "503 no-capacity: queue full or queue timeout (5 s)");
+                "503 outbound-limit (the learned limit), or no-capacity (queue full or queue timeout, 5 s)");
+        add(s, "outbound limit during, lowest", outboundLimit[0], "", "weft_upstream_concurrency_limit at the consumer "
+                + "sidecar, read every 200 ms; 0 = no outbound limit");
+        add(s, "outbound limit during, highest", outboundLimit[1], "", "");
         add(s, "shed at provider sidecars", delta(providersBefore, providersAfter,
                 k -> k.startsWith("weft_app_shed_total") || k.startsWith("weft_app_rejected_total")), "",
                 "503 inbound-limit or app-at-capacity");
@@ -638,7 +648,9 @@ public final class ResilienceBench {
      * that service's policy, so each one must say it again).
      */
     private String inboundYaml() {
-        return settings.adaptiveInbound() ? "    concurrency-limit: {adaptive: true}\n" : "";
+        return (settings.adaptiveInbound() ? "    concurrency-limit: {adaptive: true}\n" : "")
+                + (settings.outboundLimit() == null ? ""
+                : "    outbound-limit: {adaptive: " + settings.outboundLimit().equals("on") + "}\n");
     }
 
     /** Runs {@code weft apply} as its own process (as a user would); returns its wall time in seconds. */
