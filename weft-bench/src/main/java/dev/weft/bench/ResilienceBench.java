@@ -210,9 +210,12 @@ public final class ResilienceBench {
             while (System.nanoTime() < end || burst.isAlive()) {
                 maxQueue[0] = Math.max(maxQueue[0], sum(scrape("consumer"), k -> k.startsWith("weft_upstream_queue_depth")));
                 maxQueue[1] = Math.max(maxQueue[1], sum(scrape("provider"), k -> k.startsWith("weft_app_queue_depth")));
-                double limit = sum(scrape("consumer"), k -> k.startsWith("weft_upstream_concurrency_limit{upstream=\"provider\""));
-                outboundLimit[0] = Double.isNaN(outboundLimit[0]) ? limit : Math.min(outboundLimit[0], limit);
-                outboundLimit[1] = Double.isNaN(outboundLimit[1]) ? limit : Math.max(outboundLimit[1], limit);
+                Map<String, Double> consumer = scrape("consumer");
+                if (!consumer.isEmpty()) { // a scrape that timed out on a saturated machine is no reading
+                    double limit = sum(consumer, k -> k.startsWith("weft_upstream_concurrency_limit{upstream=\"provider\""));
+                    outboundLimit[0] = Double.isNaN(outboundLimit[0]) ? limit : Math.min(outboundLimit[0], limit);
+                    outboundLimit[1] = Double.isNaN(outboundLimit[1]) ? limit : Math.max(outboundLimit[1], limit);
+                }
                 sleep(200);
             }
         }));
@@ -405,6 +408,9 @@ public final class ResilienceBench {
             say("unequal: " + plane.name());
             try (Experiment e = Experiment.start(settings.experiment().withDataPlane(plane))) {
                 experiment = e;
+                if (!inboundYaml().isEmpty()) {
+                    apply("bench-0-inbound", "services:\n  provider:\n" + inboundYaml());
+                }
                 fault("small", "factor=3");
                 fault("medium", "factor=1.5");
                 // Fresh JVMs: three warm-ups' worth, so the comparison is not of JIT compilers.
