@@ -58,7 +58,7 @@ public final class ResilienceCommand implements Callable<Integer> {
 
     @Option(names = "--outbound-limit", paramLabel = "on|off", description = "Turn the consumer sidecar's adaptive "
             + "outbound limit for the providers on or off (policy outbound-limit: {adaptive: ...}) before the "
-            + "scenarios; default: the sidecars' default.")
+            + "scenarios; default: the sidecars' default (on, at the endpoints' capacities).")
     String outboundLimit;
 
     @Option(names = "--threads", paramLabel = "N", description = "Load generator event loops (default: the number of CPUs).")

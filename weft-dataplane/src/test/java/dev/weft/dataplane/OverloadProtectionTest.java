@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -39,11 +40,8 @@ class OverloadProtectionTest {
             Sidecar provider = mesh.provider("provider", "p1", app.address(), 1, 10);
             apply(provider, Map.of("provider", limitedTo(2)));
             int inbound = MeshFixture.port(provider, "inbound");
-            List<Future<RawHttp.Response>> slow = new ArrayList<>();
-            for (int i = 0; i < 2; i++) {
-                slow.add(clients.submit(() -> get(inbound, "/slow?ms=3000")));
-            }
-            await().atMost(WAIT).until(() -> app.inFlight.get() == 2);
+            List<Future<RawHttp.Response>> slow = holdTwoSlowRequests(clients, app,
+                () -> get(inbound, "/slow?ms=3000"));
 
             RawHttp.Response shed = get(inbound, "/echo");
             assertThat(shed.status()).isEqualTo(503);
@@ -137,11 +135,8 @@ class OverloadProtectionTest {
             int port = MeshFixture.port(consumer, "upstream provider");
             assertThat(post(port, "/echo").status()).as("the provider is known").isEqualTo(200);
             int servedBefore = app.served.get();
-            List<Future<RawHttp.Response>> slow = new ArrayList<>();
-            for (int i = 0; i < 2; i++) {
-                slow.add(clients.submit(() -> post(port, "/slow?ms=3000")));
-            }
-            await().atMost(WAIT).until(() -> app.inFlight.get() == 2);
+            List<Future<RawHttp.Response>> slow = holdTwoSlowRequests(clients, app,
+                () -> post(port, "/slow?ms=3000"));
 
             RawHttp.Response shed = post(port, "/echo");
             assertThat(shed.status()).isEqualTo(503);
@@ -161,6 +156,29 @@ class OverloadProtectionTest {
                     .contains("weft_upstream_concurrency_limit{upstream=\"provider\"} 2");
             String config = get(MeshFixture.port(consumer, "admin"), "/config").body();
             assertThat(config).contains("\"mode\" : \"adaptive\"").contains("\"shed\" : 1");
+        }
+    }
+
+    @Test
+    void byDefaultWhatTheEndpointsCannotTakeIsAnswered503AtOnceInsteadOfQueued() throws Exception {
+        try (MeshFixture mesh = new MeshFixture("event-loop"); TestApp app = new TestApp();
+             TestApp consumerApp = new TestApp(); ExecutorService clients = Executors.newVirtualThreadPerTaskExecutor()) {
+            mesh.provider("provider", "p1", app.address(), 1, 2); // registers capacity 2
+            Sidecar consumer = mesh.consumer(consumerApp.address(), List.of("provider"), false);
+            int port = MeshFixture.port(consumer, "upstream provider");
+            await().atMost(WAIT).until(() -> post(port, "/echo").status() == 200);
+            List<Future<RawHttp.Response>> slow = holdTwoSlowRequests(clients, app,
+                () -> post(port, "/slow?ms=3000"));
+
+            RawHttp.Response shed = post(port, "/echo");
+            assertThat(shed.status()).isEqualTo(503);
+            assertThat(shed.header("x-weft-error")).isEqualTo("outbound-limit");
+            for (Future<RawHttp.Response> f : slow) {
+                assertThat(f.get(15, TimeUnit.SECONDS).status()).isEqualTo(200);
+            }
+            String metrics = get(MeshFixture.port(consumer, "admin"), "/metrics").body();
+            assertThat(metrics).contains("weft_upstream_queue_depth{upstream=\"provider\"} 0")
+                    .contains("weft_upstream_concurrency_limit{upstream=\"provider\"} 2");
         }
     }
 
@@ -194,6 +212,17 @@ class OverloadProtectionTest {
                     .contains("weft_upstream_rejected_total{upstream=\"provider\",reason=\"outbound_limit\"} 0")
                     .contains("weft_upstream_in_flight{upstream=\"provider\"} 0");
         }
+    }
+
+    /** Sends two requests that take 3 s and waits until the app holds both (no timing: the wait has a timeout). */
+    private static List<Future<RawHttp.Response>> holdTwoSlowRequests(ExecutorService clients, TestApp app,
+                                                                      Callable<RawHttp.Response> call) {
+        List<Future<RawHttp.Response>> slow = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            slow.add(clients.submit(call));
+        }
+        await().atMost(WAIT).until(() -> app.inFlight.get() == 2);
+        return slow;
     }
 
     /**

@@ -23,7 +23,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * concurrency-limits), fed one sample per window rather than per request ({@link WindowedLimit}, the library's own
  * smoothing: the window's average latency, at most ten updates a second), and with a tolerance of 2: the limit is
  * cut only while the latency is above twice its long-term level, so the ordinary jitter of a busy two-core machine
- * does not shed. Off ({@code adaptive: false}), it only counts.
+ * does not shed. It is never above the endpoints' capacities together, and by default never below them either
+ * ({@link #DEFAULT_MIN}): then it sheds exactly what would otherwise queue, and the latency cuts deeper only under a
+ * policy {@code min}. Off ({@code adaptive: false}), it only counts.
  *
  * <p>Threads: any Worker; the count is an atomic, the limit's own updates are locked inside the library (a tryLock
  * once per window). Replaced whole when its policy changes.
@@ -36,20 +38,25 @@ public final class OutboundLimit {
      */
     public static final int DEFAULT_MAX = 1000;
     /**
-     * The learned limit never falls below this: a floor under which even a normal load would be refused (the bench's
-     * steady load keeps 128 requests in flight).
+     * The floor when the policy sets none and the endpoints' capacities are unknown (some registered none). When they
+     * are known, the floor by default is their sum: the limit then sheds only what would otherwise wait in the
+     * queue, and latency cuts nothing. Measured on a saturated two-core machine, cuts below that also refused a
+     * 512-connection load the providers could take (docs/resilience.md), so cutting deeper takes a policy {@code min}.
      */
     public static final int DEFAULT_MIN = 200;
 
     private final ServicePolicy.ConcurrencyLimit config;
     private final Limit limit;
     private final AtomicInteger inFlight = new AtomicInteger();
+    /** Whether the endpoints' capacities were known at the last admission (then, by default, nothing is learned). */
+    private volatile boolean capacityKnown;
 
     public OutboundLimit(ServicePolicy.ConcurrencyLimit config) {
         this.config = config;
         if (config.adaptive()) {
             int max = config.max() > 0 ? config.max() : Math.max(DEFAULT_MAX, config.min());
-            int min = Math.min(config.min() > 0 ? config.min() : DEFAULT_MIN, max);
+            // Without a policy min the floor depends on the endpoints (see limit()), so Gradient2 itself has none.
+            int min = config.min() > 0 ? Math.min(config.min(), max) : 1;
             int initial = config.initial() > 0 ? Math.max(min, Math.min(config.initial(), max)) : max;
             Gradient2Limit gradient = EndpointState.gradient2Builder(initial, min, max).rttTolerance(2.0).build();
             this.limit = WindowedLimit.newBuilder()
@@ -83,7 +90,7 @@ public final class OutboundLimit {
         if (l == null) {
             return inFlight.incrementAndGet();
         }
-        int max = capacity > 0 ? Math.min(capacity, l.getLimit()) : l.getLimit();
+        int max = inForce(l, capacity);
         while (true) {
             int n = inFlight.get();
             if (n >= max) {
@@ -103,7 +110,9 @@ public final class OutboundLimit {
     public void release(long latencyNanos, int inFlightAtStart, boolean dropped) {
         inFlight.decrementAndGet();
         Limit l = limit;
-        if (l != null && latencyNanos >= 0) {
+        // Without a policy min the floor is the capacities, so what is learned could never bind when they are known:
+        // no sample then, which keeps the default's cost per request to two atomic operations.
+        if (l != null && latencyNanos >= 0 && (config.min() > 0 || !capacityKnown)) {
             l.onSample(System.nanoTime() - latencyNanos, latencyNanos, inFlightAtStart, dropped);
         }
     }
@@ -111,10 +120,18 @@ public final class OutboundLimit {
     /** The limit in force given the endpoints' {@code capacity} (see {@link #tryAcquire}); 0 when not adaptive. */
     public int limit(int capacity) {
         Limit l = limit;
-        if (l == null) {
-            return 0;
+        return l == null ? 0 : inForce(l, capacity);
+    }
+
+    /** The learned limit, not below the floor (the policy's min, else the capacities, else 200), nor above them. */
+    private int inForce(Limit l, int capacity) {
+        boolean known = capacity > 0;
+        if (capacityKnown != known) {
+            capacityKnown = known; // written only on a change: read on every request
         }
-        return capacity > 0 ? Math.min(capacity, l.getLimit()) : l.getLimit();
+        int floor = config.min() > 0 ? config.min() : capacity > 0 ? capacity : DEFAULT_MIN;
+        int n = Math.max(l.getLimit(), floor);
+        return capacity > 0 ? Math.min(n, capacity) : n;
     }
 
     public int inFlight() {

@@ -33,7 +33,7 @@ import java.util.Set;
  *     rate-limit: {requests-per-second: 1000, burst: 100, per-caller: 200}
  *     concurrency-limit: {adaptive: true, min: 10, max: 200}   # inbound, at the service's own sidecars; default fixed
  *     circuit-breaker: {max-connections: 1024}
- *     outbound-limit: {adaptive: true, min: 200, max: 1000}  # at the callers' sidecars; default off
+ *     outbound-limit: {adaptive: true, min: 200, max: 1000}  # at the callers' sidecars; default on, no min
  *     routes:
  *       - name: search
  *         match: {path-prefix: /search, method: GET}

@@ -55,7 +55,8 @@ public record ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy o
 
     /**
      * The defaults: a 15 s timeout (Envoy's route default), safe retries with a 20% budget, outlier detection on, the
-     * inbound limit fixed at {@code --capacity} with its queue, 1024 connections per endpoint.
+     * inbound limit fixed at {@code --capacity} with its queue, 1024 connections per endpoint, and the outbound limit
+     * at the endpoints' capacities together (beyond, 503 at once rather than the queue).
      */
     public static final ServicePolicy DEFAULT = new ServicePolicy(Duration.ofSeconds(15), RetryPolicy.DEFAULT,
             OutlierPolicy.DEFAULT, 0, 0, 0);
@@ -129,12 +130,14 @@ public record ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy o
         public static final ConcurrencyLimit DEFAULT = FIXED;
         /**
          * The outbound limit ({@code outbound-limit}) has the same keys; 0 for min and max means the defaults of
-         * {@code OutboundLimit} (a floor of 200, a ceiling of 1000 where it starts). Not adaptive means no limit
-         * besides the endpoints' capacities and the queue.
+         * {@code OutboundLimit} (a floor at the endpoints' capacities together, or 200 when unknown; a ceiling of
+         * 1000 where it starts; never above the capacities). Not adaptive means no limit besides the endpoints'
+         * capacities and the queue. On by default: beyond what the endpoints can take, 503 at once rather than a
+         * queue (docs/resilience.md, burst).
          */
         public static final ConcurrencyLimit OUTBOUND_ADAPTIVE = new ConcurrencyLimit(true, 0, 0, 0);
         public static final ConcurrencyLimit OUTBOUND_OFF = new ConcurrencyLimit(false, 0, 0, 0);
-        public static final ConcurrencyLimit OUTBOUND_DEFAULT = OUTBOUND_OFF;
+        public static final ConcurrencyLimit OUTBOUND_DEFAULT = OUTBOUND_ADAPTIVE;
     }
 
     /**
