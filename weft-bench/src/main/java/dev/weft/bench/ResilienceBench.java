@@ -65,11 +65,14 @@ public final class ResilienceBench {
      * @param timeout            the timeout the timeout scenario applies (above the load's normal p99)
      * @param adaptiveInbound    apply {@code concurrency-limit: {adaptive: true}} to the providers first (and in
      *                           every policy the scenarios apply); false keeps the sidecars' default
+     * @param outboundLimit      {@code on} or {@code off}: apply {@code outbound-limit: {adaptive: ...}} for the
+     *                           consumer's calls to the providers the same way; null keeps the sidecars' default
      * @param experiment         the topology's settings (Weft's data plane; its load settings are not used)
      */
     public record Settings(Set<String> scenarios, int connections, int burstConnections, int compareConnections,
-                           Duration warmup, Duration phase, Duration timeout, boolean adaptiveInbound, Path results,
-                           Experiment.Settings experiment, String mainClass, PrintStream out) {}
+                           Duration warmup, Duration phase, Duration timeout, boolean adaptiveInbound,
+                           String outboundLimit, Path results, Experiment.Settings experiment, String mainClass,
+                           PrintStream out) {}
 
     /** One figure of one scenario: a row of the CSV and a line of the Markdown. */
     public record Figure(String scenario, String metric, double value, String unit, String note) {}
@@ -93,7 +96,7 @@ public final class ResilienceBench {
         if (!onMain.isEmpty()) {
             try (Experiment e = Experiment.start(settings.experiment())) {
                 bench.experiment = e;
-                if (settings.adaptiveInbound()) {
+                if (!bench.inboundYaml().isEmpty()) {
                     bench.apply("bench-0-inbound", "services:\n  provider:\n" + bench.inboundYaml());
                 }
                 for (String s : onMain) {
@@ -172,7 +175,7 @@ public final class ResilienceBench {
         long sidecarPid = experiment.proxies().stream().filter(p -> p.name().equals("sidecar-provider-" + victim))
                 .findFirst().orElseThrow().pid();
         String endpointKey = "weft_endpoint_requests_total{upstream=\"provider\",endpoint=\"provider-" + victim + "\"}";
-        AtomicReference<Double> movedAway = new AtomicReference<>(Double.NaN);
+        AtomicReference<Quiet> movedAway = new AtomicReference<>(new Quiet(Double.NaN, 0, Double.NaN));
         Timeline t = runWithTimeline(settings.connections(), 2, (at, clock) -> at.accept(1, () -> {
             long killed = System.nanoTime();
             kill9(sidecarPid);
@@ -181,8 +184,13 @@ public final class ResilienceBench {
         }));
         String s = "kill";
         add(s, "failed requests", t.phase(1).errors(), "", "after SIGKILL of provider '" + victim + "' (app + sidecar)");
-        add(s, "traffic moved away", movedAway.get(), "s", "SIGKILL to the last request the consumer sidecar "
-                + "sent to the dead endpoint (its weft_endpoint_requests_total, read every 50 ms, stops rising)");
+        Quiet q = movedAway.get();
+        add(s, "traffic moved away", q.movedAway(), "s", "SIGKILL to the end of the last 50 ms in which the consumer "
+                + "sidecar sent more than " + PROBE_MAX + " requests to the dead endpoint (its "
+                + "weft_endpoint_requests_total, read every 50 ms)");
+        add(s, "probes after that", q.probes(), "", Double.isNaN(q.lastProbe()) ? "none"
+                : "single requests outlier detection lets through to see if the endpoint is back (refused, so "
+                + "retried elsewhere); the last at " + String.format(Locale.ROOT, "%.2f s", q.lastProbe()));
         add(s, "goodput during / before", t.phase(1).goodput() / t.phase(0).goodput() * 100, "%", "");
         common(s, t);
     }
@@ -193,6 +201,7 @@ public final class ResilienceBench {
         Map<String, Double> providersBefore = scrape("provider");
         AtomicReference<LoadResult> burstResult = new AtomicReference<>();
         double[] maxQueue = {0, 0};
+        double[] outboundLimit = {Double.NaN, Double.NaN};
         Timeline t = runWithTimeline(settings.connections(), 3, (at, clock) -> at.accept(1, () -> {
             Thread burst = Thread.ofPlatform().name("burst-load").start(() -> {
                 try {
@@ -206,6 +215,12 @@ public final class ResilienceBench {
             while (System.nanoTime() < end || burst.isAlive()) {
                 maxQueue[0] = Math.max(maxQueue[0], sum(scrape("consumer"), k -> k.startsWith("weft_upstream_queue_depth")));
                 maxQueue[1] = Math.max(maxQueue[1], sum(scrape("provider"), k -> k.startsWith("weft_app_queue_depth")));
+                Map<String, Double> consumer = scrape("consumer");
+                if (!consumer.isEmpty()) { // a scrape that timed out on a saturated machine is no reading
+                    double limit = sum(consumer, k -> k.startsWith("weft_upstream_concurrency_limit{upstream=\"provider\""));
+                    outboundLimit[0] = Double.isNaN(outboundLimit[0]) ? limit : Math.min(outboundLimit[0], limit);
+                    outboundLimit[1] = Double.isNaN(outboundLimit[1]) ? limit : Math.max(outboundLimit[1], limit);
+                }
                 sleep(200);
             }
         }));
@@ -225,7 +240,10 @@ public final class ResilienceBench {
         add(s, "failed, burst load", b == null ? Double.NaN : b.errors().total(), "", b == null ? "" : b.errors().describe());
         add(s, "shed at consumer sidecar", delta(consumerBefore, consumerAfter,
                 k -> k.startsWith("weft_upstream_rejected_total{upstream=\"provider\"")), "",
-                "503 no-capacity: queue full or queue timeout (5 s)");
+                "503 outbound-limit (the learned limit), or no-capacity (queue full or queue timeout, 5 s)");
+        add(s, "outbound limit during, lowest", outboundLimit[0], "", "weft_upstream_concurrency_limit at the consumer "
+                + "sidecar, read every 200 ms; 0 = no outbound limit");
+        add(s, "outbound limit during, highest", outboundLimit[1], "", "");
         add(s, "shed at provider sidecars", delta(providersBefore, providersAfter,
                 k -> k.startsWith("weft_app_shed_total") || k.startsWith("weft_app_rejected_total")), "",
                 "503 inbound-limit or app-at-capacity");
@@ -395,6 +413,9 @@ public final class ResilienceBench {
             say("unequal: " + plane.name());
             try (Experiment e = Experiment.start(settings.experiment().withDataPlane(plane))) {
                 experiment = e;
+                if (!inboundYaml().isEmpty()) {
+                    apply("bench-0-inbound", "services:\n  provider:\n" + inboundYaml());
+                }
                 fault("small", "factor=3");
                 fault("medium", "factor=1.5");
                 // Fresh JVMs: three warm-ups' worth, so the comparison is not of JIT compilers.
@@ -619,18 +640,39 @@ public final class ResilienceBench {
      * Seconds from {@code since} to the last rise of a consumer-sidecar counter, watched until {@code until}: when
      * the consumer stopped sending to a dead endpoint.
      */
-    private double timeUntilQuiet(String series, long since, long until) throws InterruptedException {
+    /** At most this many requests in 50 ms to a dead endpoint count as probes, not as traffic. */
+    private static final int PROBE_MAX = 2;
+
+    /**
+     * When the traffic to an endpoint stopped, told apart from the probes after it.
+     *
+     * @param movedAway seconds from {@code since} to the end of the last 50 ms with more than {@link #PROBE_MAX}
+     *                  requests
+     * @param probes    requests after that, in windows of at most {@link #PROBE_MAX}
+     * @param lastProbe seconds from {@code since} to the last of those, NaN if none
+     */
+    record Quiet(double movedAway, int probes, double lastProbe) {}
+
+    private Quiet timeUntilQuiet(String series, long since, long until) throws InterruptedException {
         double last = scrape("consumer").getOrDefault(series, 0.0);
-        long lastRise = since;
+        long movedAway = since;
+        int probes = 0;
+        long lastProbe = 0;
         while (System.nanoTime() < until) {
             TimeUnit.MILLISECONDS.sleep(50);
             double v = scrape("consumer").getOrDefault(series, 0.0);
-            if (v > last) {
-                last = v;
-                lastRise = System.nanoTime();
+            long now = System.nanoTime();
+            if (v - last > PROBE_MAX) {
+                movedAway = now;
+                probes = 0; // what looked like probes was still traffic
+                lastProbe = 0;
+            } else if (v > last) {
+                probes += (int) (v - last);
+                lastProbe = now;
             }
+            last = v;
         }
-        return (lastRise - since) / 1e9;
+        return new Quiet((movedAway - since) / 1e9, probes, lastProbe == 0 ? Double.NaN : (lastProbe - since) / 1e9);
     }
 
     /**
@@ -638,7 +680,9 @@ public final class ResilienceBench {
      * that service's policy, so each one must say it again).
      */
     private String inboundYaml() {
-        return settings.adaptiveInbound() ? "    concurrency-limit: {adaptive: true}\n" : "";
+        return (settings.adaptiveInbound() ? "    concurrency-limit: {adaptive: true}\n" : "")
+                + (settings.outboundLimit() == null ? ""
+                : "    outbound-limit: {adaptive: " + settings.outboundLimit().equals("on") + "}\n");
     }
 
     /** Runs {@code weft apply} as its own process (as a user would); returns its wall time in seconds. */

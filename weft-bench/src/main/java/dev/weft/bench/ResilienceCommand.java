@@ -58,6 +58,11 @@ public final class ResilienceCommand implements Callable<Integer> {
             + "(policy concurrency-limit: {adaptive: true}) before the scenarios; default: the sidecars' default (fixed).")
     boolean adaptiveInbound;
 
+    @Option(names = "--outbound-limit", paramLabel = "on|off", description = "Turn the consumer sidecar's adaptive "
+            + "outbound limit for the providers on or off (policy outbound-limit: {adaptive: ...}) before the "
+            + "scenarios; default: the sidecars' default (on, at the endpoints' capacities).")
+    String outboundLimit;
+
     @Option(names = "--threads", paramLabel = "N", description = "Load generator event loops (default: the number of CPUs).")
     Integer threads;
 
@@ -79,6 +84,10 @@ public final class ResilienceCommand implements Callable<Integer> {
                 return 2;
             }
         }
+        if (outboundLimit != null && !outboundLimit.equals("on") && !outboundLimit.equals("off")) {
+            System.err.println("bench resilience: --outbound-limit must be on or off (got '" + outboundLimit + "')");
+            return 2;
+        }
         String date = LocalDate.now(ZoneOffset.UTC).toString();
         Path dir = results != null ? results
                 : Files.isDirectory(Path.of("weft-bench")) ? Path.of("weft-bench", "results", date)
@@ -88,16 +97,17 @@ public final class ResilienceCommand implements Callable<Integer> {
                 .withLoadThreads(threads != null ? threads : cpus).withOut(System.err);
         double load = ProcStats.loadAverage();
         ResilienceBench bench = ResilienceBench.run(new ResilienceBench.Settings(chosen, connections,
-                burstConnections, compareConnections, warmup, phase, timeout, adaptiveInbound, dir.toAbsolutePath(), experiment,
+                burstConnections, compareConnections, warmup, phase, timeout, adaptiveInbound, outboundLimit, dir.toAbsolutePath(), experiment,
                 Experiment.WEFT_CLI_MAIN, System.err));
         String conditions = String.format(Locale.ROOT, "Run %s UTC on %d CPUs (load average %.2f at the start; "
                         + "other processes may share the machine). Paper topology: control plane, providers small, "
                         + "medium, large (200 concurrent, 50 ms each, weights 1:2:3), their sidecars, the consumer "
                         + "and its sidecar, every one its own JVM; load from this process. Steady load %d connections, "
-                        + "warm-up %s, phases of %s. Inbound concurrency limit: %s.", ZonedDateTime.now(ZoneOffset.UTC).withNano(0).toLocalDateTime(),
+                        + "warm-up %s, phases of %s. Inbound concurrency limit: %s. Outbound limit: %s.", ZonedDateTime.now(ZoneOffset.UTC).withNano(0).toLocalDateTime(),
                 cpus, load, connections, Durations.format(warmup), Durations.format(phase),
                 adaptiveInbound ? "adaptive (Gradient2, applied with weft apply before the scenarios)"
-                        : "the default (fixed at --capacity 200, with the queue)");
+                        : "the default (fixed at --capacity 200, with the queue)",
+                outboundLimit == null ? "the sidecars' default" : outboundLimit + " (applied with weft apply before the scenarios)");
         System.out.print(bench.write(conditions));
         System.err.println("bench resilience: wrote " + dir.resolve(adaptiveInbound ? "resilience-adaptive-inbound.md"
                 : "resilience.md") + " and its .csv");

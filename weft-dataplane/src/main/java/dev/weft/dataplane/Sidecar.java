@@ -426,6 +426,9 @@ public final class Sidecar implements AutoCloseable {
         m.put("concurrencyLimit", Map.of("adaptive", cl.adaptive(), "min", cl.min(), "max", cl.max(),
                 "initial", cl.initial()));
         m.put("circuitBreaker", Map.of("maxConnections", p.maxConnections()));
+        var ol = p.outboundLimit();
+        m.put("outboundLimit", Map.of("adaptive", ol.adaptive(), "min", ol.min(), "max", ol.max(),
+                "initial", ol.initial()));
         m.put("routes", p.routes().stream().map(r -> r.name() + " " + (r.method() == null ? "*" : r.method()) + " "
                 + (r.pathPrefix() == null ? "/" : r.pathPrefix())).toList());
         return m;
@@ -458,6 +461,13 @@ public final class Sidecar implements AutoCloseable {
         m.put("retryBudgetExhausted", c.retryBudget().exhausted());
         m.put("timeouts", c.timeouts());
         m.put("rateLimited", c.rateLimited());
+        var ol = c.outboundLimit();
+        Map<String, Object> olm = new LinkedHashMap<>();
+        olm.put("mode", ol.adaptive() ? "adaptive" : "off");
+        olm.put("limit", c.outboundLimitNow());
+        olm.put("inFlight", ol.inFlight());
+        olm.put("shed", c.outboundShed());
+        m.put("outboundLimit", olm);
         m.put("endpoints", c.endpoints().stream().map(e -> {
             Map<String, Object> em = new LinkedHashMap<>();
             em.put("id", e.endpoint().id());
@@ -547,6 +557,13 @@ public final class Sidecar implements AutoCloseable {
             p.counter("weft_upstream_rejected_total", "Outbound requests refused without forwarding, by reason.", c.rejectedQueueFull(), "upstream", c.service(), "reason", "queue_full");
             p.counter("weft_upstream_rejected_total", "", c.rejectedTimeout(), "upstream", c.service(), "reason", "queue_timeout");
             p.counter("weft_upstream_rejected_total", "", c.rejectedNoEndpoints(), "upstream", c.service(), "reason", "no_endpoints");
+            p.counter("weft_upstream_rejected_total", "", c.outboundShed(), "upstream", c.service(), "reason", "outbound_limit");
+        }
+        for (Cluster c : router.clusters()) {
+            p.gauge("weft_upstream_concurrency_limit", "Outbound requests this sidecar may have in flight to the service now (learned; 0 = no outbound limit).", c.outboundLimitNow(), "upstream", c.service());
+        }
+        for (Cluster c : router.clusters()) {
+            p.gauge("weft_upstream_in_flight", "Outbound requests in flight to the service, from request read to answer head.", c.outboundLimit().inFlight(), "upstream", c.service());
         }
         for (Cluster c : router.clusters()) {
             for (EndpointState e : c.endpoints()) {

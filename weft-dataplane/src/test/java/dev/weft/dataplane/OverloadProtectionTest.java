@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -16,9 +17,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The two overload guards in front of an endpoint, over real sockets: the inbound concurrency limit (a sidecar
- * sheds what its app cannot take, with 503 at once, instead of queueing it) and the cap on connections per
- * endpoint (circuit breaking: fail fast when the cap is reached). Behaviour only: who got which answer, what was
+ * The overload guards, over real sockets: the outbound limit (the caller's sidecar refuses, with 503 at once, what
+ * it has beyond its limit in flight to a service), the inbound concurrency limit (a sidecar sheds what its app cannot
+ * take, with 503 at once, instead of queueing it) and the cap on connections per endpoint (circuit breaking: fail
+ * fast when the cap is reached). Behaviour only: who got which answer, what was
  * counted, what reached the app; no timing.
  */
 class OverloadProtectionTest {
@@ -38,11 +40,8 @@ class OverloadProtectionTest {
             Sidecar provider = mesh.provider("provider", "p1", app.address(), 1, 10);
             apply(provider, Map.of("provider", limitedTo(2)));
             int inbound = MeshFixture.port(provider, "inbound");
-            List<Future<RawHttp.Response>> slow = new ArrayList<>();
-            for (int i = 0; i < 2; i++) {
-                slow.add(clients.submit(() -> get(inbound, "/slow?ms=3000")));
-            }
-            await().atMost(WAIT).until(() -> app.inFlight.get() == 2);
+            List<Future<RawHttp.Response>> slow = holdTwoSlowRequests(clients, app,
+                () -> get(inbound, "/slow?ms=3000"));
 
             RawHttp.Response shed = get(inbound, "/echo");
             assertThat(shed.status()).isEqualTo(503);
@@ -122,6 +121,108 @@ class OverloadProtectionTest {
             assertThat(metrics).containsPattern(
                     "weft_upstream_circuit_open_total\\{upstream=\"app\",limit=\"max_connections\"} [1-9]");
         }
+    }
+
+    @Test
+    void beyondTheOutboundLimitTheCallersSidecarAnswers503AtOnceAndNothingReachesTheApp() throws Exception {
+        try (MeshFixture mesh = new MeshFixture("event-loop"); TestApp app = new TestApp();
+             TestApp consumerApp = new TestApp(); ExecutorService clients = Executors.newVirtualThreadPerTaskExecutor()) {
+            Sidecar provider = mesh.provider("provider", "p1", app.address(), 1, 10);
+            Sidecar consumer = mesh.consumer(consumerApp.address(), List.of("provider"), false);
+            // Learned between 2 and 2: the limit is exactly 2, whatever the latency says, so the test needs no timing.
+            apply(consumer, Map.of("provider", ServicePolicy.DEFAULT
+                    .withOutboundLimit(new ServicePolicy.ConcurrencyLimit(true, 2, 2, 0))));
+            int port = MeshFixture.port(consumer, "upstream provider");
+            assertThat(post(port, "/echo").status()).as("the provider is known").isEqualTo(200);
+            int servedBefore = app.served.get();
+            List<Future<RawHttp.Response>> slow = holdTwoSlowRequests(clients, app,
+                () -> post(port, "/slow?ms=3000"));
+
+            RawHttp.Response shed = post(port, "/echo");
+            assertThat(shed.status()).isEqualTo(503);
+            assertThat(shed.header("x-weft-error")).isEqualTo("outbound-limit");
+            assertThat(shed.header("x-weft-unprocessed")).isEqualTo("true");
+            assertThat(shed.body()).contains("weft: outbound concurrency limit 2 to service 'provider' reached");
+            assertThat(app.maxInFlight.get()).as("the app never saw more than the limit").isEqualTo(2);
+
+            for (Future<RawHttp.Response> f : slow) {
+                assertThat(f.get(15, TimeUnit.SECONDS).status()).isEqualTo(200);
+            }
+            assertThat(app.served.get() - servedBefore).as("the shed request never reached the app").isEqualTo(2);
+            assertThat(post(port, "/echo").status()).as("admitted again once below the limit").isEqualTo(200);
+            String metrics = get(MeshFixture.port(consumer, "admin"), "/metrics").body();
+            assertThat(metrics)
+                    .contains("weft_upstream_rejected_total{upstream=\"provider\",reason=\"outbound_limit\"} 1")
+                    .contains("weft_upstream_concurrency_limit{upstream=\"provider\"} 2");
+            String config = get(MeshFixture.port(consumer, "admin"), "/config").body();
+            assertThat(config).contains("\"mode\" : \"adaptive\"").contains("\"shed\" : 1");
+        }
+    }
+
+    @Test
+    void byDefaultWhatTheEndpointsCannotTakeIsAnswered503AtOnceInsteadOfQueued() throws Exception {
+        try (MeshFixture mesh = new MeshFixture("event-loop"); TestApp app = new TestApp();
+             TestApp consumerApp = new TestApp(); ExecutorService clients = Executors.newVirtualThreadPerTaskExecutor()) {
+            mesh.provider("provider", "p1", app.address(), 1, 2); // registers capacity 2
+            Sidecar consumer = mesh.consumer(consumerApp.address(), List.of("provider"), false);
+            int port = MeshFixture.port(consumer, "upstream provider");
+            await().atMost(WAIT).until(() -> post(port, "/echo").status() == 200);
+            List<Future<RawHttp.Response>> slow = holdTwoSlowRequests(clients, app,
+                () -> post(port, "/slow?ms=3000"));
+
+            RawHttp.Response shed = post(port, "/echo");
+            assertThat(shed.status()).isEqualTo(503);
+            assertThat(shed.header("x-weft-error")).isEqualTo("outbound-limit");
+            for (Future<RawHttp.Response> f : slow) {
+                assertThat(f.get(15, TimeUnit.SECONDS).status()).isEqualTo(200);
+            }
+            String metrics = get(MeshFixture.port(consumer, "admin"), "/metrics").body();
+            assertThat(metrics).contains("weft_upstream_queue_depth{upstream=\"provider\"} 0")
+                    .contains("weft_upstream_concurrency_limit{upstream=\"provider\"} 2");
+        }
+    }
+
+    @Test
+    void aLoadBelowTheOutboundLimitIsNeverShedEvenWhenItsLatencyJumps() throws Exception {
+        try (MeshFixture mesh = new MeshFixture("event-loop"); TestApp app = new TestApp();
+             TestApp consumerApp = new TestApp(); ExecutorService clients = Executors.newVirtualThreadPerTaskExecutor()) {
+            mesh.provider("provider", "p1", app.address(), 1, 100);
+            Sidecar consumer = mesh.consumer(consumerApp.address(), List.of("provider"), false);
+            // Learned, with a floor of 20: latency going from nothing to 300 ms may cut the limit, never below 20.
+            apply(consumer, Map.of("provider", ServicePolicy.DEFAULT
+                    .withOutboundLimit(new ServicePolicy.ConcurrencyLimit(true, 20, 100, 0))));
+            int port = MeshFixture.port(consumer, "upstream provider");
+            List<Future<RawHttp.Response>> all = new ArrayList<>();
+            for (int round = 0; round < 6; round++) {
+                List<Future<RawHttp.Response>> wave = new ArrayList<>();
+                for (int i = 0; i < 10; i++) {
+                    String path = round % 2 == 0 ? "/echo" : "/slow?ms=300";
+                    wave.add(clients.submit(() -> post(port, path)));
+                }
+                for (Future<RawHttp.Response> f : wave) {
+                    f.get(15, TimeUnit.SECONDS);
+                }
+                all.addAll(wave);
+            }
+            for (Future<RawHttp.Response> f : all) {
+                assertThat(f.get().status()).isEqualTo(200);
+            }
+            String metrics = get(MeshFixture.port(consumer, "admin"), "/metrics").body();
+            assertThat(metrics)
+                    .contains("weft_upstream_rejected_total{upstream=\"provider\",reason=\"outbound_limit\"} 0")
+                    .contains("weft_upstream_in_flight{upstream=\"provider\"} 0");
+        }
+    }
+
+    /** Sends two requests that take 3 s and waits until the app holds both (no timing: the wait has a timeout). */
+    private static List<Future<RawHttp.Response>> holdTwoSlowRequests(ExecutorService clients, TestApp app,
+                                                                      Callable<RawHttp.Response> call) {
+        List<Future<RawHttp.Response>> slow = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            slow.add(clients.submit(call));
+        }
+        await().atMost(WAIT).until(() -> app.inFlight.get() == 2);
+        return slow;
     }
 
     /**

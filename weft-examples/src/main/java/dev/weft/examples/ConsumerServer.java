@@ -59,12 +59,20 @@ public final class ConsumerServer implements AutoCloseable {
     }
 
     private final Settings settings;
+    /**
+     * Accepts connections, and nothing else. Sharing a loop with the connections' IO, accepting is capped at 16
+     * connections per loop turn, and on a saturated machine a turn over a thousand busy connections takes tens of
+     * milliseconds: a burst of 1,024 new clients then waited seconds to be accepted while their requests, already
+     * sent, counted down the clients' timeouts (docs/resilience.md, burst).
+     */
+    private final EventLoopGroup acceptor;
     private final EventLoopGroup group;
     private final Map<EventLoop, ProviderPool> pools;
     private final Channel serverChannel;
 
     private ConsumerServer(Settings settings) throws InterruptedException {
         this.settings = settings;
+        this.acceptor = NettyTransport.newGroup(1, "consumer-accept");
         this.group = NettyTransport.newGroup(settings.ioThreads(), "consumer");
         try {
             ProviderTarget target = ProviderTarget.parse(settings.providerUrl());
@@ -76,7 +84,7 @@ public final class ConsumerServer implements AutoCloseable {
             }
             this.pools = byLoop;
             ServerBootstrap bootstrap = new ServerBootstrap()
-                    .group(group)
+                    .group(acceptor, group)
                     .channel(NettyTransport.serverChannelClass())
                     .option(ChannelOption.SO_BACKLOG, 4096)
                     .childOption(ChannelOption.TCP_NODELAY, true)
@@ -91,6 +99,7 @@ public final class ConsumerServer implements AutoCloseable {
                     });
             this.serverChannel = bootstrap.bind(settings.listen().toSocketAddress()).sync().channel();
         } catch (InterruptedException | RuntimeException e) {
+            acceptor.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
             group.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
             throw e;
         }
@@ -116,6 +125,7 @@ public final class ConsumerServer implements AutoCloseable {
     @Override
     public void close() {
         serverChannel.close().syncUninterruptibly();
+        acceptor.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).syncUninterruptibly();
     }
 }

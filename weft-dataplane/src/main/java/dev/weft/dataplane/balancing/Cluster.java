@@ -54,6 +54,10 @@ public final class Cluster {
     private final LongAdder timeouts = new LongAdder();
     private final LongAdder shed = new LongAdder();
     private volatile boolean shedWhenFull;
+    private volatile OutboundLimit outboundLimit = new OutboundLimit(ServicePolicy.DEFAULT.outboundLimit());
+    private final LongAdder outboundShed = new LongAdder();
+    /** Sum of the endpoints' registered capacities, 0 if any has none (then unknown); set with the endpoints. */
+    private volatile int capacity;
 
     /** A policy with the state it needs (budget, limiters): swapped as one, so a policy change is atomic. */
     private record Protection(ServicePolicy policy, RetryBudget budget, RateLimiter limiter,
@@ -136,6 +140,15 @@ public final class Cluster {
         }
         // Requests already at a removed endpoint finish there; it just gets no new ones.
         old.values().forEach(EndpointState::markRemoved);
+        int sum = 0;
+        for (EndpointState e : next) {
+            if (e.capacity() == 0) {
+                sum = 0; // a learned limit moves; the outbound limit then stands on its own
+                break;
+            }
+            sum += e.capacity();
+        }
+        capacity = sum;
         endpoints = List.copyOf(next);
         known = true;
         if (next.isEmpty()) {
@@ -149,10 +162,55 @@ public final class Cluster {
         return protection.policy();
     }
 
-    /** Applies a new policy; requests in flight finish under the one they started with. */
-    public void policy(ServicePolicy p) {
+    /**
+     * Applies a new policy; requests in flight finish under the one they started with. The outbound limit is rebuilt
+     * (learning starts over) only when its settings change, so a push of other keys keeps what it learned.
+     */
+    public synchronized void policy(ServicePolicy p) {
         protection = new Protection(p);
         perCaller.clear();
+        if (!p.outboundLimit().equals(outboundLimit.config())) {
+            outboundLimit = new OutboundLimit(p.outboundLimit());
+        }
+    }
+
+    /**
+     * The limit on this sidecar's requests in flight to the service (see {@link OutboundLimit}). An exchange takes a
+     * place with {@link OutboundLimit#tryAcquire()} on the limit returned here and gives it back to that same object,
+     * so a policy change never unbalances a count.
+     */
+    public OutboundLimit outboundLimit() {
+        return outboundLimit;
+    }
+
+    /**
+     * Takes a place under the outbound limit for one exchange.
+     *
+     * @return the requests in flight including this one, or -1 when refused (then counted)
+     */
+    public int tryEnterOutbound(OutboundLimit limit) {
+        int n = limit.tryAcquire(capacity());
+        if (n < 0) {
+            outboundShed.increment();
+        }
+        return n;
+    }
+
+    /** The outbound limit in force now, under the endpoints' capacities; 0 when there is none. */
+    public int outboundLimitNow() {
+        return outboundLimit.limit(capacity());
+    }
+
+    /**
+     * What the endpoints can take at once together: the sum of their registered capacities, 0 when unknown (none yet,
+     * or an endpoint without one). Computed per endpoint snapshot: it is read once per request.
+     */
+    private int capacity() {
+        return capacity;
+    }
+
+    public long outboundShed() {
+        return outboundShed.sum();
     }
 
     public RetryBudget retryBudget() {

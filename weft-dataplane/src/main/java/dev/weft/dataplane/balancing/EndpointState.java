@@ -53,9 +53,14 @@ public final class EndpointState {
         this.adaptive = gradient2(20, 4, 1000);
     }
 
-    /** The one place the limit algorithm is built: Gradient2 with the library's defaults besides the bounds. */
+    /** The limit algorithm: Gradient2 with the library's defaults besides the bounds. */
     private static Limit gradient2(int initial, int min, int max) {
-        return Gradient2Limit.newBuilder().initialLimit(initial).minLimit(min).maxConcurrency(max).build();
+        return gradient2Builder(initial, min, max).build();
+    }
+
+    /** The one place Gradient2 is configured, shared with {@link OutboundLimit}, which smooths it further. */
+    static Gradient2Limit.Builder gradient2Builder(int initial, int min, int max) {
+        return Gradient2Limit.newBuilder().initialLimit(initial).minLimit(min).maxConcurrency(max);
     }
 
     /**

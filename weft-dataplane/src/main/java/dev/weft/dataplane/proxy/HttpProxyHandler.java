@@ -3,6 +3,7 @@ package dev.weft.dataplane.proxy;
 import dev.weft.dataplane.balancing.Balancer;
 import dev.weft.dataplane.balancing.Cluster;
 import dev.weft.dataplane.balancing.EndpointState;
+import dev.weft.dataplane.balancing.OutboundLimit;
 import dev.weft.dataplane.collab.Collaborator;
 import dev.weft.dataplane.collab.Exchange;
 import dev.weft.dataplane.http.HttpErrors;
@@ -228,7 +229,34 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             // Tells the callee who calls (per-caller rate limits, service map); the app cannot forge another name.
             req.headers().set(Deadlines.CALLER_HEADER, localService);
         }
+        OutboundLimit limit = null;
+        int inFlight = 0;
+        if (direction == ExchangeObserver.Direction.OUTBOUND) {
+            // The first hop refuses what the service cannot take in time, before it costs anything further on.
+            limit = cluster.outboundLimit();
+            inFlight = cluster.tryEnterOutbound(limit);
+            if (inFlight < 0) {
+                respondOutboundLimit(cluster, cluster.outboundLimitNow(), start);
+                trace.end(503, 0, 0, OUTBOUND_LIMIT);
+                return;
+            }
+        }
         current = new ProxyExchange(req, cluster, route != null ? route.policy() : cluster.policy(), start, trace);
+        current.outboundLimit = limit;
+        current.outboundInFlight = inFlight;
+    }
+
+    /** The {@code x-weft-error} of a request refused by the outbound limit. */
+    static final String OUTBOUND_LIMIT = "outbound-limit";
+
+    /** 503 at once: nothing was sent anywhere, so the caller may safely try again (later, or elsewhere). */
+    private void respondOutboundLimit(Cluster cluster, int limit, long start) {
+        traffic.finished(503, start, true);
+        var r = HttpErrors.response(ctx.alloc(), HttpResponseStatus.SERVICE_UNAVAILABLE, OUTBOUND_LIMIT,
+                "weft: outbound concurrency limit " + limit + " to service '" + cluster.service() + "' reached", false);
+        r.headers().set(Deadlines.UNPROCESSED_HEADER, "true");
+        ctx.writeAndFlush(r).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+        // The request body (if any) still arrives; it is dropped by dispatch() because there is no current exchange.
     }
 
     private void rejectMalformed(Throwable cause, long start) {
@@ -343,6 +371,9 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         /** Set once handed to the Collaborator; body chunks arriving before are only queued. */
         boolean carried;
         private int attempts = 1;
+        /** Outbound only: the limit this exchange holds a place in until its answer head, and the count it saw. */
+        OutboundLimit outboundLimit;
+        int outboundInFlight;
         private EndpointState endpoint;
         private UpstreamCall call;
         private Promise<Void> answered;
@@ -536,6 +567,7 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             head = h;
             headBody = body;
             headEnd = end;
+            leaveOutboundLimit(System.nanoTime() - start, false);
             trace.firstByte(code);
             answered.trySuccess(null);
         }
@@ -680,6 +712,8 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
                 kind = "upstream-reset";
             }
             finished = true;
+            // A timeout is the clearest sign of overload the limit can learn from; our own quick 503s are not.
+            leaveOutboundLimit(cause instanceof TimeoutException ? System.nanoTime() - start : -1, true);
             cancelCall();
             releaseSlot();
             releasePending();
@@ -703,6 +737,7 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             if (!requestComplete) {
                 cancelCall(); // answered before the request body ended: the upstream connection cannot be reused
             }
+            leaveOutboundLimit(-1, false);
             releaseSlot();
             releasePending();
             traffic.finished(status, start, false);
@@ -783,6 +818,7 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             if (answered != null) {
                 answered.tryFailure(new UpstreamResetException(why, false));
             }
+            leaveOutboundLimit(-1, false);
             releaseSlot();
             releasePending();
             traffic.finished(499, start, false);
@@ -795,6 +831,18 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
                 UpstreamCall c = call;
                 call = null;
                 c.cancel();
+            }
+        }
+
+        /**
+         * Gives the outbound limit's place back, once: at the answer head (the latency is a sample), or when the
+         * exchange ends without one ({@code latencyNanos} negative: no sample).
+         */
+        private void leaveOutboundLimit(long latencyNanos, boolean dropped) {
+            OutboundLimit l = outboundLimit;
+            if (l != null) {
+                outboundLimit = null;
+                l.release(latencyNanos, outboundInFlight, dropped);
             }
         }
 

@@ -34,6 +34,7 @@ import java.util.Set;
  *     rate-limit: {requests-per-second: 1000, burst: 100, per-caller: 200}
  *     concurrency-limit: {adaptive: true, min: 10, max: 200}   # inbound, at the service's own sidecars; default fixed
  *     circuit-breaker: {max-connections: 1024}
+ *     outbound-limit: {adaptive: true, min: 200, max: 1000}  # at the callers' sidecars; default on, no min
  *     routes:
  *       - name: search
  *         match: {path-prefix: /search, method: GET}
@@ -42,7 +43,7 @@ import java.util.Set;
  */
 public final class PolicyDocument {
     private static final Set<String> SERVICE_KEYS = Set.of("timeout", "retries", "outlier-detection", "rate-limit", "routes",
-            "concurrency-limit", "circuit-breaker");
+            "concurrency-limit", "circuit-breaker", "outbound-limit");
     private static final Set<String> ROUTE_KEYS = Set.of("name", "match", "timeout", "retries", "rate-limit");
 
     private final String file;
@@ -95,11 +96,17 @@ public final class PolicyDocument {
                 ? outlier(keys.get("outlier-detection"), path + ".outlier-detection") : d.outlier();
         double[] rate = keys.containsKey("rate-limit") ? rate(keys.get("rate-limit"), path + ".rate-limit") : new double[] {0, 0, 0};
         ServicePolicy.ConcurrencyLimit limit = keys.containsKey("concurrency-limit")
-                ? concurrencyLimit(keys.get("concurrency-limit"), path + ".concurrency-limit") : d.concurrencyLimit();
+                ? concurrencyLimit(keys.get("concurrency-limit"), path + ".concurrency-limit", d.concurrencyLimit(),
+                "--capacity")
+                : d.concurrencyLimit();
+        ServicePolicy.ConcurrencyLimit outboundLimit = keys.containsKey("outbound-limit")
+                ? concurrencyLimit(keys.get("outbound-limit"), path + ".outbound-limit", d.outboundLimit(),
+                "the default (1000)")
+                : d.outboundLimit();
         int maxConnections = keys.containsKey("circuit-breaker")
                 ? circuitBreaker(keys.get("circuit-breaker"), path + ".circuit-breaker") : d.maxConnections();
         ServicePolicy base = new ServicePolicy(timeout, retry, outlier, rate[0], (int) rate[1], rate[2], List.of(),
-                limit, maxConnections);
+                limit, maxConnections, outboundLimit);
         if (!keys.containsKey("routes")) {
             return base;
         }
@@ -112,18 +119,23 @@ public final class PolicyDocument {
             routes.add(route(path + ".routes[" + i + "]", seq.getValue().get(i), base));
         }
         return new ServicePolicy(timeout, retry, outlier, rate[0], (int) rate[1], rate[2], routes, limit,
-                maxConnections);
+                maxConnections, outboundLimit);
     }
 
-    private ServicePolicy.ConcurrencyLimit concurrencyLimit(Node node, String path) throws PolicyException {
-        ServicePolicy.ConcurrencyLimit d = ServicePolicy.ConcurrencyLimit.DEFAULT;
+    /**
+     * {@code concurrency-limit} (inbound) and {@code outbound-limit}: the same keys, their own defaults.
+     *
+     * @param maxZero what a max of 0 stands for, as the error message says it
+     */
+    private ServicePolicy.ConcurrencyLimit concurrencyLimit(Node node, String path, ServicePolicy.ConcurrencyLimit d,
+                                                            String maxZero) throws PolicyException {
         Map<String, Node> k = mapping(node, path, Set.of("adaptive", "min", "max", "initial"));
         boolean adaptive = k.containsKey("adaptive") ? bool(k.get("adaptive"), path + ".adaptive") : d.adaptive();
         int min = k.containsKey("min") ? integer(k.get("min"), path + ".min", 1, 100_000) : d.min();
         int max = k.containsKey("max") ? integer(k.get("max"), path + ".max", 0, 100_000) : d.max();
         int initial = k.containsKey("initial") ? integer(k.get("initial"), path + ".initial", 0, 100_000) : d.initial();
         if (max != 0 && max < min) {
-            throw error(k.get("max"), path + ".max", "a maximum of at least min (" + min + "), or 0 for --capacity");
+            throw error(k.get("max"), path + ".max", "a maximum of at least min (" + min + "), or 0 for " + maxZero);
         }
         return new ServicePolicy.ConcurrencyLimit(adaptive, min, max, initial);
     }
@@ -160,7 +172,7 @@ public final class PolicyDocument {
         double[] rate = keys.containsKey("rate-limit") ? rate(keys.get("rate-limit"), path + ".rate-limit")
                 : new double[] {0, 0, 0};
         ServicePolicy merged = new ServicePolicy(timeout, retry, base.outlier(), rate[0], (int) rate[1], rate[2],
-                List.of(), base.concurrencyLimit(), base.maxConnections());
+                List.of(), base.concurrencyLimit(), base.maxConnections(), base.outboundLimit());
         return new ServicePolicy.Route(name, prefix, method, merged);
     }
 

@@ -19,10 +19,12 @@ import java.util.List;
  * @param maxConnections most HTTP/1.1 connections to one endpoint of the service (the local app on the inbound
  *                       side, a peer sidecar over {@code --mesh-protocol http1}); beyond, calls fail fast with 503
  *                       {@code circuit-open}; 0 = no cap (service-wide only)
+ * @param outboundLimit  outbound: how many requests a caller's sidecar has in flight to the service at once, learned
+ *                       from the latency it sees; beyond, 503 {@code outbound-limit} at once (service-wide only)
  */
 public record ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy outlier, double rateLimit,
                             int rateBurst, double perCallerRate, List<Route> routes, ConcurrencyLimit concurrencyLimit,
-                            int maxConnections) {
+                            int maxConnections, ConcurrencyLimit outboundLimit) {
 
     /** Envoy's default {@code max_connections}: high enough never to bind by accident, low enough to stop a leak. */
     public static final int DEFAULT_MAX_CONNECTIONS = 1024;
@@ -30,6 +32,14 @@ public record ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy o
     public ServicePolicy {
         routes = routes == null ? List.of() : List.copyOf(routes);
         concurrencyLimit = concurrencyLimit == null ? ConcurrencyLimit.DEFAULT : concurrencyLimit;
+        outboundLimit = outboundLimit == null ? ConcurrencyLimit.OUTBOUND_DEFAULT : outboundLimit;
+    }
+
+    public ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy outlier, double rateLimit, int rateBurst,
+                         double perCallerRate, List<Route> routes, ConcurrencyLimit concurrencyLimit,
+                         int maxConnections) {
+        this(timeout, retry, outlier, rateLimit, rateBurst, perCallerRate, routes, concurrencyLimit, maxConnections,
+                ConcurrencyLimit.OUTBOUND_DEFAULT);
     }
 
     public ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy outlier, double rateLimit, int rateBurst,
@@ -45,7 +55,8 @@ public record ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy o
 
     /**
      * The defaults: a 15 s timeout (Envoy's route default), safe retries with a 20% budget, outlier detection on, the
-     * inbound limit fixed at {@code --capacity} with its queue, 1024 connections per endpoint.
+     * inbound limit fixed at {@code --capacity} with its queue, 1024 connections per endpoint, and the outbound limit
+     * at the endpoints' capacities together (beyond, 503 at once rather than the queue).
      */
     public static final ServicePolicy DEFAULT = new ServicePolicy(Duration.ofSeconds(15), RetryPolicy.DEFAULT,
             OutlierPolicy.DEFAULT, 0, 0, 0);
@@ -53,13 +64,19 @@ public record ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy o
     /** This policy with another inbound concurrency limit. */
     public ServicePolicy withConcurrencyLimit(ConcurrencyLimit limit) {
         return new ServicePolicy(timeout, retry, outlier, rateLimit, rateBurst, perCallerRate, routes, limit,
-                maxConnections);
+                maxConnections, outboundLimit);
     }
 
     /** This policy with another cap on connections per endpoint (0 = none). */
     public ServicePolicy withMaxConnections(int max) {
         return new ServicePolicy(timeout, retry, outlier, rateLimit, rateBurst, perCallerRate, routes,
-                concurrencyLimit, max);
+                concurrencyLimit, max, outboundLimit);
+    }
+
+    /** This policy with another outbound limit (see {@link ConcurrencyLimit#OUTBOUND_DEFAULT}). */
+    public ServicePolicy withOutboundLimit(ConcurrencyLimit limit) {
+        return new ServicePolicy(timeout, retry, outlier, rateLimit, rateBurst, perCallerRate, routes,
+                concurrencyLimit, maxConnections, limit);
     }
 
     /** The route a request matches, or null when it takes the service-wide policy. Allocation free. */
@@ -111,6 +128,16 @@ public record ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy o
         public static final ConcurrencyLimit FIXED = new ConcurrencyLimit(false, 10, 0, 0);
         public static final ConcurrencyLimit ADAPTIVE = new ConcurrencyLimit(true, 10, 0, 0);
         public static final ConcurrencyLimit DEFAULT = FIXED;
+        /**
+         * The outbound limit ({@code outbound-limit}) has the same keys; 0 for min and max means the defaults of
+         * {@code OutboundLimit} (a floor at the endpoints' capacities together, or 200 when unknown; a ceiling of
+         * 1000 where it starts; never above the capacities). Not adaptive means no limit besides the endpoints'
+         * capacities and the queue. On by default: beyond what the endpoints can take, 503 at once rather than a
+         * queue (docs/resilience.md, burst).
+         */
+        public static final ConcurrencyLimit OUTBOUND_ADAPTIVE = new ConcurrencyLimit(true, 0, 0, 0);
+        public static final ConcurrencyLimit OUTBOUND_OFF = new ConcurrencyLimit(false, 0, 0, 0);
+        public static final ConcurrencyLimit OUTBOUND_DEFAULT = OUTBOUND_ADAPTIVE;
     }
 
     /**

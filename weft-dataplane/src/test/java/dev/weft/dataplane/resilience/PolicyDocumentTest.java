@@ -48,6 +48,7 @@ class PolicyDocumentTest {
                   provider:
                     concurrency-limit: {adaptive: true, min: 5, max: 50}
                     circuit-breaker: {max-connections: 64}
+                    outbound-limit: {adaptive: true, min: 100}
                   consumer:
                     concurrency-limit: {min: 3}
                   other:
@@ -59,6 +60,14 @@ class PolicyDocumentTest {
                 .isEqualTo(new ServicePolicy.ConcurrencyLimit(false, 3, 0, 0));
         assertThat(p.get("other").concurrencyLimit()).isEqualTo(ServicePolicy.ConcurrencyLimit.DEFAULT);
         assertThat(p.get("other").maxConnections()).isEqualTo(ServicePolicy.DEFAULT_MAX_CONNECTIONS);
+        assertThat(p.get("provider").outboundLimit()).isEqualTo(new ServicePolicy.ConcurrencyLimit(true, 100, 0, 0));
+        assertThat(p.get("other").outboundLimit()).isEqualTo(ServicePolicy.ConcurrencyLimit.OUTBOUND_DEFAULT);
+        assertThatThrownBy(() -> PolicyDocument.parse("p.yaml", """
+                services:
+                  provider:
+                    outbound-limit: {min: 300, max: 100}
+                """)).hasMessage("p.yaml:3: key 'services.provider.outbound-limit.max': expected a maximum of at "
+                + "least min (300), or 0 for the default (1000)");
         assertThatThrownBy(() -> PolicyDocument.parse("p.yaml", """
                 services:
                   provider:
@@ -75,7 +84,8 @@ class PolicyDocumentTest {
                     timeout: 2s
                     retry: {attempts: 2}
                 """)).hasMessage("p.yaml:4: key 'services.provider.retry': expected one of "
-                + "[circuit-breaker, concurrency-limit, outlier-detection, rate-limit, retries, routes, timeout] "
+                + "[circuit-breaker, concurrency-limit, outbound-limit, outlier-detection, rate-limit, retries, routes, "
+                + "timeout] "
                 + "(unknown key 'retry')");
     }
 
