@@ -471,7 +471,7 @@ public final class Sidecar implements AutoCloseable {
         m.put("endpoints", c.endpoints().stream().map(e -> {
             Map<String, Object> em = new LinkedHashMap<>();
             em.put("id", e.endpoint().id());
-            em.put("address", e.endpoint().address());
+            em.put("address", e.address());
             em.put("weight", e.weight());
             em.put("capacity", e.capacity());
             em.put("inFlight", e.inFlight());

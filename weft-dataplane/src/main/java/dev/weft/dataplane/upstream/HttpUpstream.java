@@ -101,25 +101,24 @@ public final class HttpUpstream implements Upstream {
 
     @Override
     public Future<UpstreamCall> open(EventLoop loop, Endpoint endpoint, String address, UpstreamListener listener) {
-        String key = address;
         ArrayDeque<Connection> stack = idle.computeIfAbsent(loop, l -> new HashMap<>())
-                .computeIfAbsent(key, k -> new ArrayDeque<>());
+                .computeIfAbsent(address, k -> new ArrayDeque<>());
         Connection c;
         while ((c = stack.pollLast()) != null) {
             if (c.channel.isActive()) {
                 return loop.newSucceededFuture(c.begin(listener));
             }
         }
-        AtomicInteger open = openPerAddress.computeIfAbsent(key, k -> new AtomicInteger());
+        AtomicInteger open = openPerAddress.computeIfAbsent(address, k -> new AtomicInteger());
         int max = maxConnections.applyAsInt(endpoint);
         if (!tryTake(open, max)) {
             circuitOpen.increment();
-            closeOneIdleElsewhere(loop, key);
-            return loop.newFailedFuture(new CircuitOpenException(description + " at " + key + " already has "
+            closeOneIdleElsewhere(loop, address);
+            return loop.newFailedFuture(new CircuitOpenException(description + " at " + address + " already has "
                     + max + " connections (circuit-breaker max-connections)"));
         }
         Promise<UpstreamCall> promise = loop.newPromise();
-        Connection conn = new Connection(stack, key);
+        Connection conn = new Connection(stack, address);
         new Bootstrap()
                 .group(loop)
                 .channel(transport.channelClass())
@@ -144,7 +143,7 @@ public final class HttpUpstream implements Upstream {
                     } else {
                         open.decrementAndGet();
                         connectFailures.increment();
-                        promise.setFailure(new ConnectException(description + " at " + key
+                        promise.setFailure(new ConnectException(description + " at " + address
                                 + " is not accepting connections (" + f.cause().getMessage() + ")", f.cause()));
                     }
                 });
