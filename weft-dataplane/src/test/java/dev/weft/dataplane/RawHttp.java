@@ -44,6 +44,15 @@ final class RawHttp implements AutoCloseable {
     }
 
     Response read() throws IOException {
+        return read(true);
+    }
+
+    /** An answer to HEAD: its head only, whatever its Content-Length says. */
+    Response readHead() throws IOException {
+        return read(false);
+    }
+
+    private Response read(boolean withBody) throws IOException {
         String status = line();
         while (status.isEmpty()) {
             status = line();
@@ -56,7 +65,7 @@ final class RawHttp implements AutoCloseable {
             int c = l.indexOf(':');
             headers.merge(l.substring(0, c).trim().toLowerCase(Locale.ROOT), l.substring(c + 1).trim(), (a, b) -> a + ", " + b);
         }
-        if (code == 100) {
+        if (code == 100 || !withBody) {
             return new Response(code, headers, "");
         }
         ByteArrayOutputStream body = new ByteArrayOutputStream();

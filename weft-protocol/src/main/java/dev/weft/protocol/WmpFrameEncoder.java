@@ -55,7 +55,7 @@ public final class WmpFrameEncoder extends MessageToMessageEncoder<WmpFrame> {
         if (body != null && bodyLength > 0 && bodyLength <= COPY_BODY_LIMIT) {
             // A small body is copied behind its head: one buffer per frame lets the write keep its (void)
             // promise, where two make MessageToMessageEncoder combine promises per frame, and it saves an iovec.
-            head.writeBytes(body, body.readerIndex(), bodyLength);
+            Bytes.append(head, body, body.readerIndex(), bodyLength);
             body.release();
             body = null;
         }

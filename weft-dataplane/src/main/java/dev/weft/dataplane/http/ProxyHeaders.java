@@ -28,6 +28,8 @@ public final class ProxyHeaders {
     private static final int LOWER_CACHE_MAX = 512;
     /** Header name as received → lower case; shared by all Workers, bounded. */
     private static final ConcurrentHashMap<String, String> LOWER = new ConcurrentHashMap<>();
+    /** The same for names that arrive as AsciiString (answers from Netty's decoder); bounded alike. */
+    private static final ConcurrentHashMap<AsciiString, String> LOWER_ASCII = new ConcurrentHashMap<>();
 
     private ProxyHeaders() {}
 
@@ -155,7 +157,20 @@ public final class ProxyHeaders {
      * The cache stops growing at {@link #LOWER_CACHE_MAX} names, so random names cannot grow memory.
      */
     private static String lower(CharSequence name) {
-        String s = name instanceof AsciiString a ? a.toString() : name.toString();
+        if (name instanceof AsciiString a) {
+            // Netty's response decoder names headers with AsciiStrings: look them up as they are, so that a known
+            // name costs no String at all (AsciiString hashes its bytes; equal bytes are equal keys).
+            String cached = LOWER_ASCII.get(a);
+            if (cached != null) {
+                return cached;
+            }
+            String l = a.toString().toLowerCase(Locale.ROOT);
+            if (LOWER_ASCII.size() < LOWER_CACHE_MAX) {
+                LOWER_ASCII.putIfAbsent(a, l);
+            }
+            return l;
+        }
+        String s = name.toString();
         String cached = LOWER.get(s);
         if (cached != null) {
             return cached;

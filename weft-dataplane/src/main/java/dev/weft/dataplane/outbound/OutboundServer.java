@@ -72,7 +72,11 @@ public final class OutboundServer implements AutoCloseable {
                     protected void initChannel(Channel c) {
                         metrics.downstreamConnections.increment();
                         connections.add(c);
-                        c.pipeline().addLast("flush", new FlushConsolidationHandler(64, true));
+                        // Flushes made while this connection reads (error answers) wait for the end of the read.
+                        // An answer is written while the mesh connection reads, and an app connection carries one
+                        // answer at a time: flushing it at once costs the same one write as deferring it, without a
+                        // task per answer (the WMP connections, which carry many, do defer: MeshPool, InboundServer).
+                        c.pipeline().addLast("flush", new FlushConsolidationHandler(64, false));
                         c.pipeline().addLast("http-decoder", new StrictHttpRequestDecoder(HttpLimits.decoderConfig()));
                         c.pipeline().addLast("http-encoder", new HttpResponseEncoder());
                         c.pipeline().addLast("expect-continue", new HttpServerExpectContinueHandler());

@@ -6,6 +6,7 @@ import dev.weft.dataplane.balancing.EndpointState;
 import dev.weft.dataplane.balancing.OutboundLimit;
 import dev.weft.dataplane.collab.Collaborator;
 import dev.weft.dataplane.collab.Exchange;
+import dev.weft.dataplane.http.Http1Writer;
 import dev.weft.dataplane.http.HttpErrors;
 import dev.weft.dataplane.http.StrictHttpRequestDecoder;
 import dev.weft.dataplane.metrics.SidecarMetrics;
@@ -32,6 +33,7 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseEncoder;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
 import io.netty.handler.codec.http.LastHttpContent;
@@ -66,7 +68,8 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Thread: the connection's Worker event loop only. Buffers: HTTP contents read from the decoder are owned
  * here until passed to the upstream call (which then owns them) or released; answer bodies from the upstream are
- * owned here until written to the downstream channel (the HTTP encoder releases them).
+ * owned here until written to the downstream channel (the HTTP encoder releases them; a whole small answer is
+ * copied behind its head by {@link Http1Writer}, which releases the body, and the write releases that buffer).
  */
 public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     private final Destination destination;
@@ -80,6 +83,11 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     private final ExchangeObserver.Direction direction;
     private final ArrayDeque<Object> backlog = new ArrayDeque<>();
     private ChannelHandlerContext ctx;
+    /**
+     * The HTTP encoder's context: a whole answer written through it skips the encoder (see {@link Http1Writer}).
+     * Null if the pipeline has no {@code HttpResponseEncoder}; every answer then goes through the encoder.
+     */
+    private ChannelHandlerContext rawCtx;
     private ProxyExchange current;
     private HttpRequest heldRequest;
     private boolean closing;
@@ -110,6 +118,7 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
         this.ctx = ctx;
+        this.rawCtx = ctx.pipeline().context(HttpResponseEncoder.class);
         if (ctx.channel().remoteAddress() instanceof InetSocketAddress a) {
             peer = a.getAddress().getHostAddress() + ":" + a.getPort();
         }
@@ -366,7 +375,8 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         /** The endpoint the previous attempt went to: a retry's pick excludes it. */
         private EndpointState lastEndpoint;
         private final ArrayDeque<HttpContent> pendingBody = new ArrayDeque<>(2);
-        private final ArrayDeque<HttpContent> pendingAnswer = new ArrayDeque<>(0);
+        /** Answer chunks that came before the head was relayed (virtual-thread Collaborator only); made when needed. */
+        private ArrayDeque<HttpContent> pendingAnswer;
         boolean requestComplete;
         /** Set once handed to the Collaborator; body chunks arriving before are only queued. */
         boolean carried;
@@ -593,10 +603,20 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
                 response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
             }
             status = response.status().code();
+            if (headEnd && rawCtx != null && pendingAnswer == null && Http1Writer.fits(response, body)) {
+                // The usual answer: complete and small. One buffer, one write, past the encoder (which has nothing
+                // to frame: the length is set above and the encoder's state stays at the start of a message).
+                int n = body.readableBytes();
+                traffic.bytesOut(n);
+                bytesOut += n;
+                rawCtx.writeAndFlush(Http1Writer.message(ctx.alloc(), response, body), rawCtx.voidPromise());
+                finish(false);
+                return;
+            }
             ctx.write(response, ctx.voidPromise());
             writeBody(body, headEnd);
             HttpContent c;
-            while ((c = pendingAnswer.poll()) != null) {
+            while (pendingAnswer != null && (c = pendingAnswer.poll()) != null) {
                 writeBody(c.content(), c instanceof LastHttpContent);
             }
         }
@@ -609,6 +629,9 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             }
             if (!relayed) {
                 // The virtual-thread Collaborator has not relayed the head yet; keep order.
+                if (pendingAnswer == null) {
+                    pendingAnswer = new ArrayDeque<>(2);
+                }
                 pendingAnswer.add(end ? new DefaultLastHttpContent(body) : new DefaultHttpContent(body));
                 return;
             }
@@ -859,7 +882,7 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             while ((c = pendingBody.poll()) != null) {
                 c.release();
             }
-            while ((c = pendingAnswer.poll()) != null) {
+            while (pendingAnswer != null && (c = pendingAnswer.poll()) != null) {
                 c.release();
             }
             if (headBody != null) {

@@ -1,5 +1,6 @@
 package dev.weft.dataplane.upstream;
 
+import dev.weft.dataplane.http.Http1Writer;
 import dev.weft.dataplane.http.ProxyHeaders;
 import dev.weft.dataplane.transport.Transport;
 import dev.weft.registry.Endpoint;
@@ -15,9 +16,12 @@ import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultHttpRequest;
 import io.netty.handler.codec.http.DefaultLastHttpContent;
-import io.netty.handler.codec.http.HttpClientCodec;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpMessage;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpRequestEncoder;
+import io.netty.handler.codec.http.HttpResponseDecoder;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpUtil;
@@ -57,7 +61,9 @@ import java.util.function.ToIntFunction;
  * rather than filling memory.
  *
  * <p>Thread: the Worker loop given to {@link #open}. Buffers: request bodies given to a call are written (the HTTP
- * encoder releases them); answer contents read are handed to the listener, which owns them.
+ * encoder releases them), or, for a whole small request, copied behind its head by {@link Http1Writer} (which
+ * releases the body; the write releases that buffer); answer contents read are handed to the listener, which owns
+ * them.
  */
 public final class HttpUpstream implements Upstream {
     static final int MAX_UNCONSUMED = 256 * 1024;
@@ -127,7 +133,11 @@ public final class HttpUpstream implements Upstream {
                 .handler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
-                        ch.pipeline().addLast("http", new HttpClientCodec());
+                        // Netty's HttpClientCodec pairs each answer with its request's method through its encoder;
+                        // a whole small request here skips the encoder (Http1Writer), so the Connection tells the
+                        // decoder itself when the answer is to a HEAD and has no body.
+                        ch.pipeline().addLast("http-decoder", new AnswerDecoder(conn));
+                        ch.pipeline().addLast("http-encoder", new HttpRequestEncoder());
                         // Idle keep-alive connections close after a minute so a quiet sidecar holds few sockets.
                         // Reads only: watching writes would put a real promise on every write (see MeshSession).
                         ch.pipeline().addLast("idle", new IdleStateHandler(60, 0, 0, TimeUnit.SECONDS));
@@ -183,6 +193,10 @@ public final class HttpUpstream implements Upstream {
         private final ArrayDeque<Connection> pool;
         private final String address;
         private Channel channel;
+        /** The request encoder's context: a whole small request written through it skips the encoder. */
+        private ChannelHandlerContext rawCtx;
+        /** The call in progress is a HEAD: its answer has no body whatever its Content-Length says. */
+        private boolean headRequest;
         private UpstreamListener listener;
         private HttpResponse pendingHead;
         private boolean headDelivered;
@@ -211,6 +225,7 @@ public final class HttpUpstream implements Upstream {
         @Override
         public void handlerAdded(ChannelHandlerContext ctx) {
             channel = ctx.channel();
+            rawCtx = ctx.pipeline().context(HttpRequestEncoder.class);
         }
 
         @Override
@@ -230,6 +245,15 @@ public final class HttpUpstream implements Upstream {
                 }
             } else if (!head.headers().contains(HttpHeaderNames.CONTENT_LENGTH)) {
                 HttpUtil.setTransferEncodingChunked(head, true);
+            }
+            headRequest = HttpMethod.HEAD.equals(head.method());
+            if (endStream && listener != null && Http1Writer.fits(head, body)) {
+                // The usual request: complete and small. One buffer, one write, past the encoder (the length is set
+                // above, and the encoder's state stays at the start of a message).
+                requestDone = true;
+                rawCtx.writeAndFlush(Http1Writer.message(channel.alloc(), head, body), rawCtx.voidPromise());
+                releaseIfDone();
+                return;
             }
             channel.write(head, channel.voidPromise());
             sendData(body, endStream);
@@ -388,6 +412,23 @@ public final class HttpUpstream implements Upstream {
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
             ctx.close();
+        }
+    }
+
+    /**
+     * Netty's response decoder, told by its {@link Connection} when the answer is to a HEAD request (no body follows,
+     * whatever the head says), which Netty's client codec learns from its own encoder. Thread: the connection's loop.
+     */
+    private static final class AnswerDecoder extends HttpResponseDecoder {
+        private final Connection connection;
+
+        AnswerDecoder(Connection connection) {
+            this.connection = connection;
+        }
+
+        @Override
+        protected boolean isContentAlwaysEmpty(HttpMessage msg) {
+            return connection.headRequest || super.isContentAlwaysEmpty(msg);
         }
     }
 }
