@@ -8,9 +8,6 @@ import io.netty.handler.codec.http.HttpMessage;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponse;
 
-import java.util.Iterator;
-import java.util.Map;
-
 /**
  * Writes a whole, fixed-length HTTP/1.1 message (head and body) into one buffer, for the proxy's most common case: an
  * answer or request whose body is already complete and small. Netty's encoders would make three writes of it (head,
@@ -31,7 +28,6 @@ public final class Http1Writer {
 
     private static final byte[] HTTP_1_1 = {'H', 'T', 'T', 'P', '/', '1', '.', '1'};
     private static final short CRLF = ('\r' << 8) | '\n';
-    private static final short COLON_SP = (':' << 8) | ' ';
 
     private Http1Writer() {}
 
@@ -71,14 +67,7 @@ public final class Http1Writer {
                 ByteBufUtil.writeAscii(out, r.status().reasonPhrase());
             }
             out.writeShort(CRLF);
-            Iterator<Map.Entry<CharSequence, CharSequence>> it = m.headers().iteratorCharSequence();
-            while (it.hasNext()) {
-                Map.Entry<CharSequence, CharSequence> h = it.next();
-                ByteBufUtil.writeAscii(out, h.getKey());
-                out.writeShort(COLON_SP);
-                ByteBufUtil.writeAscii(out, h.getValue());
-                out.writeShort(CRLF);
-            }
+            WmpHeads.writeFields(m, out); // from the WMP list as it is when m is a WmpHeads head
             out.writeShort(CRLF);
             Bytes.append(out, body, body.readerIndex(), n);
             return out;
@@ -96,6 +85,6 @@ public final class Http1Writer {
         if (m instanceof HttpRequest r) {
             size += r.uri().length();
         }
-        return size + m.headers().size() * 48;
+        return size + WmpHeads.size(m) * 48;
     }
 }

@@ -1,11 +1,10 @@
 package dev.weft.dataplane.http;
 
 import dev.weft.protocol.WmpHeaders;
-import io.netty.handler.codec.http.DefaultHttpRequest;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpMethod;
-import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.HttpRequest;
 import io.netty.util.AsciiString;
 
 import java.util.Locale;
@@ -56,25 +55,23 @@ public final class ProxyHeaders {
     /**
      * The same rules for a request that crossed the mesh as WMP (whose decoder refuses names that are not lower case,
      * so they are used as they are), building the
-     * HTTP/1.1 request for the local app in one pass: the result is a {@link ForwardedRequest}, which
-     * {@code HttpUpstream} sends as it is instead of filtering and copying the headers a second time.
+     * HTTP/1.1 request for the local app in one pass, its fields kept in a WMP list ({@link WmpHeads}):
+     * {@code HttpUpstream} sends it as it is ({@link #isForwarded}) instead of filtering and copying the headers a
+     * second time.
      */
-    public static ForwardedRequest toHttpRequest(String method, String uri, WmpHeaders in) {
-        ForwardedRequest out = new ForwardedRequest(HttpMethod.valueOf(method), uri);
-        HttpHeaders h = out.headers();
-        Filter f = new Filter(connectionTokens(in.get("connection")), true, h::add);
+    public static HttpRequest toHttpRequest(String method, String uri, WmpHeaders in) {
+        WmpHeaders out = new WmpHeaders(in.size() + 1);
+        Filter f = new Filter(connectionTokens(in.get("connection")), true, out::add);
         for (int i = 0; i < in.size(); i++) {
             f.accept(in.name(i), in.value(i));
         }
         f.finish(null);
-        return out;
+        return WmpHeads.request(HttpMethod.valueOf(method), uri, out);
     }
 
-    /** An HTTP/1.1 request whose headers {@link ProxyHeaders} already filtered for the next hop. */
-    public static final class ForwardedRequest extends DefaultHttpRequest {
-        ForwardedRequest(HttpMethod method, String uri) {
-            super(HttpVersion.HTTP_1_1, method, uri);
-        }
+    /** Whether {@code r} came from {@link #toHttpRequest}: its headers are filtered for the next hop already. */
+    public static boolean isForwarded(HttpRequest r) {
+        return WmpHeads.isRequest(r);
     }
 
     /** One pass of the forwarding rules over a message's headers; see {@link #forward}. */

@@ -8,6 +8,7 @@ import dev.weft.dataplane.mesh.MeshStream;
 import dev.weft.dataplane.metrics.SidecarMetrics;
 import dev.weft.dataplane.metrics.TrafficMetrics;
 import dev.weft.dataplane.observe.ExchangeTrace;
+import dev.weft.dataplane.resilience.DeadlineTimer;
 import dev.weft.dataplane.resilience.Deadlines;
 import dev.weft.dataplane.upstream.Upstream;
 import dev.weft.dataplane.upstream.UpstreamCall;
@@ -23,7 +24,6 @@ import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
-import io.netty.util.concurrent.ScheduledFuture;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
@@ -41,7 +41,7 @@ import java.util.concurrent.TimeUnit;
  * frame's body and DATA frames are owned here until given to the app call; answer bodies from the app are owned here
  * until sent on the stream (the WMP encoder releases them).
  */
-final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamListener {
+final class InboundExchange extends DeadlineTimer.Entry implements Exchange, MeshStream.Listener, UpstreamListener {
     private final MeshStream stream;
     private final EventLoop loop;
     private final Cluster app;
@@ -52,7 +52,6 @@ final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamLi
     private final ExchangeTrace trace;
     private long bytesIn;
     private long bytesOut;
-    private ScheduledFuture<?> timer;
     private final ArrayDeque<WmpData> pendingRequestBody = new ArrayDeque<>(0);
     private WmpRequest request;
     private boolean requestComplete;
@@ -87,12 +86,15 @@ final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamLi
         var timeout = route != null ? route.policy().timeout() : app.policy().timeout();
         long deadline = Deadlines.deadline(start, timeout, request.headers().get(Deadlines.DEADLINE_HEADER));
         if (deadline != 0) {
-            timer = loop.schedule(() -> {
-                if (!finished && !headSent) {
-                    app.countTimeout();
-                    fail(new TimeoutException());
-                }
-            }, Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            DeadlineTimer.of(loop).add(this, deadline);
+        }
+    }
+
+    @Override
+    protected void expired() {
+        if (!finished && !headSent) {
+            app.countTimeout();
+            fail(new TimeoutException());
         }
     }
 
@@ -444,10 +446,7 @@ final class InboundExchange implements Exchange, MeshStream.Listener, UpstreamLi
             headBody.release();
             headBody = null;
         }
-        if (timer != null) {
-            timer.cancel(false);
-            timer = null;
-        }
+        cancelDeadline();
     }
 
     /** Local rate limit hit: answered 429 with Retry-After. */

@@ -8,12 +8,14 @@ import dev.weft.dataplane.collab.Collaborator;
 import dev.weft.dataplane.collab.Exchange;
 import dev.weft.dataplane.http.Http1Writer;
 import dev.weft.dataplane.http.HttpErrors;
+import dev.weft.dataplane.http.WmpHeads;
 import dev.weft.dataplane.http.StrictHttpRequestDecoder;
 import dev.weft.dataplane.metrics.SidecarMetrics;
 import dev.weft.dataplane.metrics.TrafficMetrics;
 import dev.weft.dataplane.observe.ExchangeObserver;
 import dev.weft.dataplane.observe.ExchangeTrace;
 import dev.weft.dataplane.observe.HeaderAccess;
+import dev.weft.dataplane.resilience.DeadlineTimer;
 import dev.weft.dataplane.resilience.Deadlines;
 import dev.weft.dataplane.resilience.ServicePolicy;
 import dev.weft.dataplane.upstream.Upstream;
@@ -42,7 +44,6 @@ import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
-import io.netty.util.concurrent.ScheduledFuture;
 
 import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
@@ -355,7 +356,7 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
     }
 
     /** One request/response. Driven by the Collaborator through {@link Exchange}; fed by the upstream call. */
-    private final class ProxyExchange implements Exchange, UpstreamListener {
+    private final class ProxyExchange extends DeadlineTimer.Entry implements Exchange, UpstreamListener {
         /** A body up to this size that is already complete rides in the head's frame/write. */
         private static final int INLINE_BODY_LIMIT = 256 * 1024;
 
@@ -370,7 +371,6 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         private int inFlightAtSend;
         private final ServicePolicy policy;
         private final long deadlineNanos;
-        private ScheduledFuture<?> timer;
         private ByteBuf replayBody;
         /** The endpoint the previous attempt went to: a retry's pick excludes it. */
         private EndpointState lastEndpoint;
@@ -404,8 +404,7 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             // The budget is the policy's timeout, cut short by any deadline that came with the request.
             this.deadlineNanos = Deadlines.deadline(start, policy.timeout(), request.headers().get(Deadlines.DEADLINE_HEADER));
             if (deadlineNanos != 0) {
-                timer = ctx.channel().eventLoop().schedule(this::onTimeout,
-                        Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+                DeadlineTimer.of(ctx.channel().eventLoop()).add(this, deadlineNanos);
             }
             cluster.retryBudget().deposit();
         }
@@ -559,7 +558,7 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             // The peer's sidecar refused it before its app saw it (shed by its concurrency limit, app down...): as
             // safe as a refused stream to retry elsewhere. Not an outlier failure when it is load shedding, and its
             // quick answer must not feed the latency average, or a shedding endpoint would look fast.
-            boolean unprocessed = code >= 500 && h.headers().contains(Deadlines.UNPROCESSED_HEADER);
+            boolean unprocessed = code >= 500 && WmpHeads.has(h, Deadlines.UNPROCESSED_HEADER);
             if (endpoint != null && unprocessed && code != 503) {
                 cluster.recordOutcome(endpoint, true); // the app behind it is down: let outlier detection see it
             } else if (endpoint != null && !unprocessed) {
@@ -592,15 +591,16 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
             ByteBuf body = headBody;
             head = null;
             headBody = null;
-            if (!response.headers().contains(HttpHeaderNames.CONTENT_LENGTH)) {
+            // Edited through WmpHeads: an answer from WMP keeps its fields in the frame's list (no header map).
+            if (!WmpHeads.has(response, "content-length")) {
                 if (headEnd) {
-                    response.headers().set(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes());
+                    WmpHeads.set(response, "content-length", Integer.toString(body.readableBytes()));
                 } else {
-                    response.headers().set(HttpHeaderNames.TRANSFER_ENCODING, HttpHeaderValues.CHUNKED);
+                    WmpHeads.set(response, "transfer-encoding", "chunked");
                 }
             }
             if (!keepAlive) {
-                response.headers().set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+                WmpHeads.set(response, "connection", "close");
             }
             status = response.status().code();
             if (headEnd && rawCtx != null && pendingAnswer == null && Http1Writer.fits(response, body)) {
@@ -822,7 +822,8 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
         }
 
         /** The deadline passed before the answer started: cancel upstream (frees its slot there too) and say 504. */
-        private void onTimeout() {
+        @Override
+        protected void expired() {
             if (finished || relayed) {
                 return;
             }
@@ -893,10 +894,7 @@ public final class HttpProxyHandler extends ChannelInboundHandlerAdapter {
                 replayBody.release();
                 replayBody = null;
             }
-            if (timer != null) {
-                timer.cancel(false);
-                timer = null;
-            }
+            cancelDeadline();
         }
     }
 

@@ -2,6 +2,7 @@ package dev.weft.dataplane.upstream;
 
 import dev.weft.dataplane.http.Http1Writer;
 import dev.weft.dataplane.http.ProxyHeaders;
+import dev.weft.dataplane.http.WmpHeads;
 import dev.weft.dataplane.transport.Transport;
 import dev.weft.registry.Endpoint;
 import io.netty.bootstrap.Bootstrap;
@@ -231,19 +232,20 @@ public final class HttpUpstream implements Upstream {
         @Override
         public void sendHead(HttpRequest in, String authority, String clientAddress, ByteBuf body, boolean endStream) {
             HttpRequest head;
-            if (in instanceof ProxyHeaders.ForwardedRequest ready) {
-                head = ready; // built for this hop from a WMP request: already filtered, used once
+            if (ProxyHeaders.isForwarded(in)) {
+                head = in; // built for this hop from a WMP request: already filtered, used once
             } else {
                 head = new DefaultHttpRequest(HttpVersion.HTTP_1_1, in.method(), in.uri());
                 ProxyHeaders.forward(in.headers(), true, clientAddress, head.headers()::add);
             }
-            head.headers().set(HttpHeaderNames.HOST, authority);
+            // Edited through WmpHeads, so that a head from WMP keeps its fields in their list (no header map).
+            WmpHeads.set(head, "host", authority);
             if (endStream) {
                 // The whole body is here: a fixed length is cheaper for the upstream than chunking.
-                if (body.isReadable() || head.headers().contains(HttpHeaderNames.CONTENT_LENGTH)) {
-                    head.headers().set(HttpHeaderNames.CONTENT_LENGTH, body.readableBytes());
+                if (body.isReadable() || WmpHeads.has(head, "content-length")) {
+                    WmpHeads.set(head, "content-length", Integer.toString(body.readableBytes()));
                 }
-            } else if (!head.headers().contains(HttpHeaderNames.CONTENT_LENGTH)) {
+            } else if (!WmpHeads.has(head, "content-length")) {
                 HttpUtil.setTransferEncodingChunked(head, true);
             }
             headRequest = HttpMethod.HEAD.equals(head.method());

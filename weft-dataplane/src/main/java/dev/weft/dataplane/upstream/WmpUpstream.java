@@ -1,6 +1,7 @@
 package dev.weft.dataplane.upstream;
 
 import dev.weft.dataplane.http.ProxyHeaders;
+import dev.weft.dataplane.http.WmpHeads;
 import dev.weft.dataplane.mesh.MeshPool;
 import dev.weft.dataplane.mesh.MeshSession;
 import dev.weft.dataplane.mesh.MeshStream;
@@ -12,11 +13,7 @@ import dev.weft.protocol.WmpResponse;
 import dev.weft.registry.Endpoint;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.EventLoop;
-import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.HttpRequest;
-import io.netty.handler.codec.http.HttpResponse;
-import io.netty.handler.codec.http.HttpResponseStatus;
-import io.netty.handler.codec.http.HttpVersion;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
 
@@ -121,9 +118,8 @@ public final class WmpUpstream implements Upstream {
                 frame.release();
                 return;
             }
-            HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(r.status()));
-            ProxyHeaders.toHttp(r.headers(), head.headers());
-            listener.onResponseHead(head, r.body(), r.endStream());
+            // The fields stay in the frame's list; a Netty header map is made only if the answer needs the encoder.
+            listener.onResponseHead(WmpHeads.response(r.status(), r.headers()), r.body(), r.endStream());
         }
 
         @Override

@@ -1,0 +1,99 @@
+package dev.weft.dataplane.resilience;
+
+import io.netty.channel.DefaultEventLoopGroup;
+import io.netty.channel.EventLoop;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class DeadlineTimerTest {
+    private final DefaultEventLoopGroup group = new DefaultEventLoopGroup(1);
+    private final EventLoop loop = group.next();
+    private final List<String> fired = new CopyOnWriteArrayList<>();
+
+    @AfterEach
+    void stop() {
+        group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+    }
+
+    /** Records its name and the time it fired; may cancel another entry when it fires. */
+    private final class Named extends DeadlineTimer.Entry {
+        final String name;
+        final long deadline;
+        long firedAt;
+        DeadlineTimer.Entry cancels;
+        final CountDownLatch done = new CountDownLatch(1);
+
+        Named(String name, long deadline) {
+            this.name = name;
+            this.deadline = deadline;
+        }
+
+        @Override
+        protected void expired() {
+            firedAt = System.nanoTime();
+            fired.add(name);
+            if (cancels != null) {
+                cancels.cancelDeadline();
+            }
+            done.countDown();
+        }
+    }
+
+    @Test
+    void aDeadlineFiresOnceNotBeforeItsTimeAndACancelledOneNever() throws Exception {
+        long now = System.nanoTime();
+        Named late = new Named("late", now + TimeUnit.MILLISECONDS.toNanos(60));
+        Named cancelled = new Named("cancelled", now + TimeUnit.MILLISECONDS.toNanos(20));
+        Named soon = new Named("soon", now + TimeUnit.MILLISECONDS.toNanos(20));
+        loop.submit(() -> {
+            DeadlineTimer t = DeadlineTimer.of(loop);
+            t.add(late, late.deadline);
+            t.add(cancelled, cancelled.deadline);
+            t.add(soon, soon.deadline);
+            cancelled.cancelDeadline();
+        }).get(5, TimeUnit.SECONDS);
+        assertThat(late.done.await(5, TimeUnit.SECONDS)).isTrue();
+        assertThat(soon.done.await(5, TimeUnit.SECONDS)).isTrue();
+        assertThat(late.firedAt - late.deadline).isNotNegative();
+        assertThat(soon.firedAt - soon.deadline).isNotNegative();
+        // One more tick passes: nothing fires twice, and the cancelled entry never fires.
+        loop.schedule(() -> { }, 3 * DeadlineTimer.TICK_MILLIS, TimeUnit.MILLISECONDS).get(5, TimeUnit.SECONDS);
+        assertThat(fired).containsExactly("soon", "late");
+    }
+
+    @Test
+    void anExpiryThatCancelsAnotherDueEntryAndReArmingMovesTheDeadline() throws Exception {
+        long now = System.nanoTime();
+        Named first = new Named("first", now);
+        Named second = new Named("second", now);
+        Named moved = new Named("moved", now);
+        first.cancels = second;
+        second.cancels = first;
+        loop.submit(() -> {
+            DeadlineTimer t = DeadlineTimer.of(loop);
+            t.add(first, now);
+            t.add(second, now);
+            t.add(moved, now);
+            t.add(moved, now + TimeUnit.MILLISECONDS.toNanos(40)); // re-armed later: fires once, at the later time
+        }).get(5, TimeUnit.SECONDS);
+        assertThat(moved.done.await(5, TimeUnit.SECONDS)).isTrue();
+        loop.schedule(() -> { }, 3 * DeadlineTimer.TICK_MILLIS, TimeUnit.MILLISECONDS).get(5, TimeUnit.SECONDS);
+        // Both were due in the same tick and unlinked before either ran, so both fire; "moved" fires once, last.
+        assertThat(fired).containsExactlyInAnyOrder("first", "second", "moved");
+        assertThat(fired.getLast()).isEqualTo("moved");
+        assertThat(moved.firedAt - (now + TimeUnit.MILLISECONDS.toNanos(40))).isNotNegative();
+    }
+
+    @Test
+    void aLoopsTimerIsUsedOnThatLoopOnly() {
+        assertThatThrownBy(() -> DeadlineTimer.of(loop)).isInstanceOf(IllegalStateException.class);
+    }
+}
