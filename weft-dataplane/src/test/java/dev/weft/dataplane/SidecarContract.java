@@ -108,6 +108,16 @@ abstract class SidecarContract {
     }
 
     @Test
+    void aChunkedRequestEndingWithTrailerFieldsArrivesWhole() throws Exception {
+        try (RawHttp c = new RawHttp(upstreamPort)) {
+            RawHttp.Response r = c.send("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+                    + "Trailer: x-sum\r\n\r\n5\r\nhello\r\n0\r\nx-sum: 42\r\nx-more: yes\r\n\r\n").read();
+            assertThat(r.status()).isEqualTo(200);
+            assertThat(r.body()).isEqualTo("5 " + crc("hello") + " POST /echo");
+        }
+    }
+
+    @Test
     void pipelinedRequestsAreAnsweredInOrderOnOneConnection() throws Exception {
         try (RawHttp c = new RawHttp(upstreamPort)) {
             c.send("GET /slow?ms=100 HTTP/1.1\r\nHost: x\r\n\r\nGET /echo?second HTTP/1.1\r\nHost: x\r\n\r\n"

@@ -259,7 +259,8 @@ public final class WmpFrameDecoder extends ByteToMessageDecoder {
     }
 
     private WmpHeaders readHeaders(ByteBuf in, int streamId) {
-        WmpHeaders headers = new WmpHeaders();
+        // Room for a usual head at once: growing from empty copied the list twice per frame (JFR).
+        WmpHeaders headers = new WmpHeaders(Math.min(8, limits.maxHeaderFields()));
         while (cursor < blockEnd) {
             if (headers.size() == limits.maxHeaderFields()) {
                 throw new Rejected(WmpDecodeError.TOO_MANY_HEADERS, "more than " + limits.maxHeaderFields()

@@ -90,15 +90,16 @@ public final class InboundServer implements AutoCloseable {
 
     private void installWmp(ChannelPipeline p) {
         Channel ch = p.channel();
+        String peer = String.valueOf(ch.remoteAddress()); // once per connection, not per request
         WmpCodec.install(p, limits, codecMetrics);
         p.addLast("idle", MeshSession.heartbeat());
         p.addLast("session", new MeshSession((stream, request) -> {
             InboundExchange ex = new InboundExchange(stream, request, ch.eventLoop(), app, appUpstream, metrics,
                     observer.start(ExchangeObserver.Direction.INBOUND, localService, request.method(), request.path(),
-                            HeaderAccess.of(request.headers()), String.valueOf(ch.remoteAddress())));
+                            HeaderAccess.of(request.headers()), peer));
             collaborator.carry(ex);
             return ex;
-        }, String.valueOf(ch.remoteAddress())));
+        }, peer));
     }
 
     private void installHttp(ChannelPipeline p) {
