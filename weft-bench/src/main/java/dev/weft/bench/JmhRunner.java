@@ -77,20 +77,26 @@ final class JmhRunner {
         return new Result(shortName, paramText, nsPerOp, Double.isNaN(nsError) ? 0 : nsError, bytes);
     }
 
-    /** Adds {@code HotPathBenchmark.perHop} = (mesh − direct) / 2 when both ran. */
+    /**
+     * Adds a {@code HotPathBenchmark.perHop} row = (mesh − direct) / 2 for each set of parameters (observability on
+     * and off) that both ran with.
+     */
     static List<Result> withPerHop(List<Result> rows) {
-        Result mesh = find(rows, "HotPathBenchmark.mesh");
-        Result direct = find(rows, "HotPathBenchmark.direct");
-        if (mesh == null || direct == null) {
-            return rows;
-        }
         List<Result> all = new ArrayList<>(rows);
-        all.add(new Result("HotPathBenchmark.perHop", "(mesh - direct) / 2", (mesh.nsPerOp() - direct.nsPerOp()) / 2,
-                (mesh.nsError() + direct.nsError()) / 2, (mesh.bytesPerOp() - direct.bytesPerOp()) / 2));
+        for (Result mesh : rows) {
+            if (!mesh.benchmark().equals("HotPathBenchmark.mesh")) {
+                continue;
+            }
+            Result direct = rows.stream().filter(r -> r.benchmark().equals("HotPathBenchmark.direct")
+                    && r.params().equals(mesh.params())).findFirst().orElse(null);
+            if (direct != null) {
+                String how = "(mesh - direct) / 2";
+                all.add(new Result("HotPathBenchmark.perHop", mesh.params().isEmpty() ? how : mesh.params() + ", " + how,
+                        (mesh.nsPerOp() - direct.nsPerOp()) / 2, (mesh.nsError() + direct.nsError()) / 2,
+                        (mesh.bytesPerOp() - direct.bytesPerOp()) / 2));
+            }
+        }
         return all;
     }
 
-    private static Result find(List<Result> rows, String name) {
-        return rows.stream().filter(r -> r.benchmark().equals(name)).findFirst().orElse(null);
-    }
 }

@@ -24,9 +24,14 @@ class JmhBenchmarksTest {
     @Test
     void derivesThePerHopShareOfTheHotPath() {
         List<JmhRunner.Result> rows = JmhRunner.withPerHop(List.of(
-                new JmhRunner.Result("HotPathBenchmark.direct", "", 30_000, 100, 900),
-                new JmhRunner.Result("HotPathBenchmark.mesh", "", 90_000, 300, 2900)));
-        assertThat(rows.getLast()).isEqualTo(new JmhRunner.Result("HotPathBenchmark.perHop", "(mesh - direct) / 2",
-                30_000, 200, 1000));
+                new JmhRunner.Result("HotPathBenchmark.direct", "observability=off", 30_000, 100, 900),
+                new JmhRunner.Result("HotPathBenchmark.direct", "observability=on", 31_000, 100, 950),
+                new JmhRunner.Result("HotPathBenchmark.mesh", "observability=off", 90_000, 300, 2900),
+                new JmhRunner.Result("HotPathBenchmark.mesh", "observability=on", 101_000, 300, 4950)));
+        assertThat(rows.subList(4, rows.size())).containsExactly(
+                new JmhRunner.Result("HotPathBenchmark.perHop", "observability=off, (mesh - direct) / 2",
+                        30_000, 200, 1000),
+                new JmhRunner.Result("HotPathBenchmark.perHop", "observability=on, (mesh - direct) / 2",
+                        35_000, 200, 2000));
     }
 }

@@ -12,6 +12,7 @@ import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -52,6 +53,10 @@ import java.util.regex.Pattern;
         "-Dio.netty.noUnsafe=false", "-XX:+UseSerialGC", "-Xmx256m"})
 public class HotPathBenchmark {
     private static final Duration READY_TIMEOUT = Duration.ofSeconds(30);
+
+    /** "on": the sidecars as users run them (tracing and metrics); "off": both off, the bare proxy. */
+    @Param({"on", "off"})
+    public String observability;
 
     private final FreePorts ports = new FreePorts();
     private final List<Thread> sidecars = new ArrayList<>();
@@ -106,6 +111,9 @@ public class HotPathBenchmark {
     private void startSidecar(int admin, String... args) throws Exception {
         List<String> all = new ArrayList<>(List.of(args));
         all.addAll(List.of("--admin", "127.0.0.1:" + admin));
+        if (observability.equals("off")) {
+            all.addAll(List.of("--tracing", "off", "--metrics", "off"));
+        }
         Thread t = Thread.ofPlatform().daemon().name("sidecar-" + args[1]).start(() ->
                 new CommandLine(new SidecarCommand()).execute(all.toArray(String[]::new)));
         sidecars.add(t);
