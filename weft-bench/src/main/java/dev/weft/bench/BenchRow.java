@@ -14,6 +14,8 @@ import java.util.function.ToDoubleFunction;
  * @param requests          answers and failures in the measured window
  * @param errors            failed requests (wrong status or body, connection, timeout)
  * @param proxyCpuUsPerReq  CPU of all the proxies' processes over the window, per request
+ * @param controlCpuUsPerReq CPU of Weft's control plane over the window, per request (it stores the spans the
+ *                          sidecars send); NaN for planes without one
  * @param rssConsumerMiB    peak RSS of the consumer-side proxy
  * @param rssProviderMiB    peak RSS of the largest provider-side proxy
  * @param linkBytesPerReq   bytes on the link between the two proxy roles (both directions) per request
@@ -27,7 +29,7 @@ import java.util.function.ToDoubleFunction;
  */
 record BenchRow(String section, String plane, int round, int connections, double qps, double ceilingRatio,
                 double p50Ms, double p90Ms, double p99Ms, double maxMs, long requests, long errors,
-                double proxyCpuUsPerReq, double rssConsumerMiB, double rssProviderMiB, double linkBytesPerReq,
+                double proxyCpuUsPerReq, double controlCpuUsPerReq, double rssConsumerMiB, double rssProviderMiB, double linkBytesPerReq,
                 double machineBusyPct, double loadAverage, double generatorCpuUsPerReq, double generatorCores,
                 double readyMs, double weightOffPct, String error) {
 
@@ -39,6 +41,8 @@ record BenchRow(String section, String plane, int round, int connections, double
         long requests = load.requests();
         boolean proxied = !f.proxies().isEmpty();
         double cpu = proxied && requests > 0 ? f.proxyCpu().toNanos() / 1_000.0 / requests : Double.NaN;
+        double control = f.controlCpu() != null && requests > 0 ? f.controlCpu().toNanos() / 1_000.0 / requests
+                : Double.NaN;
         double rssConsumer = f.proxies().stream().filter(ExperimentResult.ProxyFigure::consumerSide)
                 .mapToDouble(p -> p.peakRssBytes() / MIB).max().orElse(Double.NaN);
         double rssProvider = f.proxies().stream().filter(p -> !p.consumerSide())
@@ -50,13 +54,13 @@ record BenchRow(String section, String plane, int round, int connections, double
                 .mapToDouble(p -> Math.abs(p.share() - p.weightShare()) * 100).max().orElse(Double.NaN);
         return new BenchRow(section, plane, round, load.connections(), load.qps(), load.ceilingRatio(),
                 load.latency().p50Ms(), load.latency().p90Ms(), load.latency().p99Ms(), load.latency().maxMs(),
-                requests, load.errors().total(), cpu, rssConsumer, rssProvider, link, f.machineBusy() * 100,
+                requests, load.errors().total(), cpu, control, rssConsumer, rssProvider, link, f.machineBusy() * 100,
                 f.loadAverage(), load.cpuMicrosPerRequest(), load.cpuCores(), ready, weightOff, null);
     }
 
     static BenchRow failed(String section, String plane, int round, int connections, String error) {
         double n = Double.NaN;
-        return new BenchRow(section, plane, round, connections, n, n, n, n, n, n, 0, 0, n, n, n, n, n,
+        return new BenchRow(section, plane, round, connections, n, n, n, n, n, n, 0, 0, n, n, n, n, n, n,
                 ProcStats.loadAverage(), n, n, n, n, error);
     }
 
@@ -78,7 +82,7 @@ record BenchRow(String section, String plane, int round, int connections, double
                 med(ok, BenchRow::ceilingRatio), med(ok, BenchRow::p50Ms), med(ok, BenchRow::p90Ms),
                 med(ok, BenchRow::p99Ms), med(ok, BenchRow::maxMs),
                 ok.stream().mapToLong(BenchRow::requests).sum(), ok.stream().mapToLong(BenchRow::errors).sum(),
-                med(ok, BenchRow::proxyCpuUsPerReq), med(ok, BenchRow::rssConsumerMiB),
+                med(ok, BenchRow::proxyCpuUsPerReq), med(ok, BenchRow::controlCpuUsPerReq), med(ok, BenchRow::rssConsumerMiB),
                 med(ok, BenchRow::rssProviderMiB), med(ok, BenchRow::linkBytesPerReq),
                 med(ok, BenchRow::machineBusyPct), med(ok, BenchRow::loadAverage),
                 med(ok, BenchRow::generatorCpuUsPerReq), med(ok, BenchRow::generatorCores), med(ok, BenchRow::readyMs),
@@ -102,7 +106,7 @@ record BenchRow(String section, String plane, int round, int connections, double
     }
 
     static final List<String> CSV_HEADER = List.of("section", "plane", "round", "connections", "qps", "ceiling_ratio",
-            "p50_ms", "p90_ms", "p99_ms", "max_ms", "requests", "errors", "proxy_cpu_us_per_req",
+            "p50_ms", "p90_ms", "p99_ms", "max_ms", "requests", "errors", "proxy_cpu_us_per_req", "control_cpu_us_per_req",
             "rss_consumer_side_mib", "rss_provider_side_max_mib", "link_bytes_per_req", "machine_busy_pct",
             "load_avg_1m", "generator_cpu_us_per_req", "generator_cores", "ready_ms", "weight_off_pct", "error");
 
@@ -114,7 +118,7 @@ record BenchRow(String section, String plane, int round, int connections, double
         }
         cells.add(Long.toString(requests));
         cells.add(Long.toString(errors));
-        for (double v : new double[] {proxyCpuUsPerReq, rssConsumerMiB, rssProviderMiB, linkBytesPerReq,
+        for (double v : new double[] {proxyCpuUsPerReq, controlCpuUsPerReq, rssConsumerMiB, rssProviderMiB, linkBytesPerReq,
                 machineBusyPct, loadAverage, generatorCpuUsPerReq, generatorCores, readyMs, weightOffPct}) {
             cells.add(num(v));
         }

@@ -347,6 +347,12 @@ public final class Experiment implements AutoCloseable {
      * the data plane uses one), then each provider with its provider-side proxy, then the consumer with its
      * consumer-side proxy. The consumer app starts before its proxy because a Weft sidecar checks its app.
      */
+    /**
+     * The control plane's pid, or -1 when the plane runs none: its CPU is the mesh's too (it stores the sidecars'
+     * spans), so the tables report it beside the proxies'.
+     */
+    private long controlPid = -1;
+
     private Topology startTopology() throws ExperimentException, InterruptedException {
         DataPlane plane = settings.dataPlane();
         if (plane.usesRegistry()) {
@@ -424,6 +430,7 @@ public final class Experiment implements AutoCloseable {
                 settings.startTimeout()).group(1);
         say("control plane ready on " + address + (external == null ? "" : " (state in " + redact(external) + ")")
                 + " (pid " + control.pid() + ")");
+        controlPid = control.pid();
         return address;
     }
 
@@ -561,6 +568,8 @@ public final class Experiment implements AutoCloseable {
         private ProcStats.MachineCpu machineBefore;
         private ProcStats.MachineCpu machineAfter;
         private double loadAverage;
+        private long controlCpuBefore;
+        private long controlCpuAfter;
 
         @Override
         public void measurementStarting() {
@@ -572,6 +581,7 @@ public final class Experiment implements AutoCloseable {
             for (int i = 0; i < cpuBefore.length; i++) {
                 cpuBefore[i] = ProcStats.treeCpuNanos(topology.proxies().get(i).pid());
             }
+            controlCpuBefore = controlPid < 0 ? 0 : ProcStats.treeCpuNanos(controlPid);
         }
 
         @Override
@@ -579,6 +589,7 @@ public final class Experiment implements AutoCloseable {
             for (int i = 0; i < cpuAfter.length; i++) {
                 cpuAfter[i] = ProcStats.treeCpuNanos(topology.proxies().get(i).pid());
             }
+            controlCpuAfter = controlPid < 0 ? 0 : ProcStats.treeCpuNanos(controlPid);
             machineAfter = ProcStats.machineCpu();
             for (int i = 0; i < peakRss.length; i++) {
                 peakRss[i] = ProcStats.treePeakRssBytes(topology.proxies().get(i).pid());
@@ -599,8 +610,9 @@ public final class Experiment implements AutoCloseable {
                     : LinkBytes.delta(linkBefore, linkAfter);
             double busy = machineBefore == null || machineAfter == null ? Double.NaN
                     : machineAfter.busySince(machineBefore);
+            Duration controlCpu = controlPid < 0 ? null : Duration.ofNanos(Math.max(0, controlCpuAfter - controlCpuBefore));
             return new ExperimentResult.Figures(proxies, busy, loadAverage, link.toProviders(), link.fromProviders(),
-                    link.closed());
+                    link.closed(), controlCpu);
         }
     }
 
