@@ -17,6 +17,7 @@ final class JsonText {
     private static final byte[] NULL = "null".getBytes(StandardCharsets.US_ASCII);
     /** "00", "01" ... "99": numbers are written two digits at a time. */
     private static final byte[] PAIRS = new byte[200];
+    private static final long[] POWERS_OF_TEN = new long[19];
     /** Slots of the identity cache of quoted strings (a power of two). */
     private static final int CACHED = 1024;
     /** Slots looked at from a string's home slot: a few dozen strings in use then (nearly) never evict each other. */
@@ -25,6 +26,10 @@ final class JsonText {
     private static final int MAX_CACHED_LENGTH = 64;
 
     static {
+        POWERS_OF_TEN[0] = 1;
+        for (int i = 1; i < POWERS_OF_TEN.length; i++) {
+            POWERS_OF_TEN[i] = POWERS_OF_TEN[i - 1] * 10;
+        }
         for (int i = 0; i < 100; i++) {
             PAIRS[2 * i] = (byte) ('0' + i / 10);
             PAIRS[2 * i + 1] = (byte) ('0' + i % 10);
@@ -332,10 +337,9 @@ final class JsonText {
             buf[len++] = '-';
             v = -v;
         }
-        int n = 1;
-        for (long p = 10; n < 19 && v >= p; p *= 10) {
-            n++;
-        }
+        // The digit count from the bit length (log10(2) ~ 1233/4096), corrected by one comparison.
+        int n = ((64 - Long.numberOfLeadingZeros(v | 1)) * 1233) >>> 12;
+        n = v >= POWERS_OF_TEN[n] ? n + 1 : Math.max(n, 1);
         int at = len + n;
         while (v >= 100) {
             int r = (int) (v % 100);
