@@ -173,4 +173,43 @@ class SpanStoreTest {
         assertThat(store.trace(Spans.traceId(5)).id()).isEqualTo(Spans.traceId(5));
         assertThat(store.trace("not-hex")).isNull();
     }
+
+    @Test
+    void failedTracesTurnOverInTheProtectedAreaWithTheirBytesIntact() {
+        SpanStore store = new SpanStore(100);
+        for (int i = 0; i < 150; i++) {
+            store.add(trace(i, 1000, false));
+        }
+        // Every trace from here fails: each is copied into the protected area (20 spans) when evicted, and the
+        // protected area itself turns over many times.
+        for (int i = 1000; i < 1500; i++) {
+            store.add(trace(i, 1000, true));
+        }
+        assertThat(store.spanCount()).isLessThanOrEqualTo(100);
+        assertThat(store.protectedTraceCount()).isEqualTo(10);
+        for (int i = 1000; i < 1500; i++) {
+            SpanStore.Trace t = store.trace(Spans.traceId(i));
+            if (t != null) {
+                assertThat(t.hasError()).isTrue();
+                assertThat(new String(t.spans().get(1), StandardCharsets.UTF_8)).isEqualTo(Spans.span(
+                        Spans.traceId(i), Spans.spanId(2 * i + 1), Spans.spanId(2 * i), "SERVER", "provider", null,
+                        T + i + 5, 990, false));
+            }
+        }
+        assertThat(store.trace(Spans.traceId(1000))).isNull();
+        assertThat(store.query(new SpanStore.Filter(null, null, null, 0, Long.MAX_VALUE, true), 0, Long.MAX_VALUE,
+                10_000)).hasSize(store.traceCount());
+    }
+
+    @Test
+    void aSpanLargerThanTheWholeStoreIsDroppedAndCounted() {
+        SpanStore store = new SpanStore(2);
+        String big = Spans.span(Spans.traceId(1), Spans.spanId(1), null, "CLIENT", "x".repeat(4000), null, T, 5, false);
+        store.add(parse(Spans.array(big, Spans.span(Spans.traceId(2), Spans.spanId(2), null, "CLIENT", "a", null, T,
+                5, false))));
+        assertThat(store.droppedTooLarge()).isEqualTo(1);
+        assertThat(store.trace(Spans.traceId(1))).isNull();
+        assertThat(store.trace(Spans.traceId(2))).isNotNull();
+        assertThat(store.services()).containsExactly("a");
+    }
 }
