@@ -11,8 +11,10 @@ import java.util.Arrays;
  *
  * <p>Eviction is by ring position: the oldest live slot is the first span of the trace that arrived first (a trace
  * leaves whole), so evicting from the tail evicts traces oldest first, and frees the log up to the next live span.
- * Slots of traces evicted earlier leave holes that the tail skips; the slot ring has twice the area's span capacity
- * so holes never force an eviction before the span count does, nearly.
+ * Slots of traces evicted earlier leave holes that the tail skips once it reaches them; until then their slots and
+ * bytes stay taken. The slot ring has twice the area's span capacity so that holes rarely force an eviction before
+ * the span count does: only traces that kept receiving spans long after they began leave, once evicted, holes far
+ * ahead of the tail, and then the oldest traces go a little early.
  *
  * <p>Not thread safe: the store's single thread.
  */
