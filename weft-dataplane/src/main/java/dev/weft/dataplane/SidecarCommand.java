@@ -132,8 +132,8 @@ public final class SidecarCommand implements Callable<Integer> {
             description = "Span encoding: zipkin (v2 JSON) or otlp (OTLP/HTTP JSON) (default: ${DEFAULT-VALUE}).")
     String traceFormat;
 
-    @Option(names = "--trace-propagation", paramLabel = "FORMATS", defaultValue = "w3c,b3", split = ",",
-            description = "Trace header formats written on forwarded requests: w3c, b3 (single header), b3multi (X-B3-*); all are read (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--trace-propagation", paramLabel = "FORMATS", defaultValue = "w3c", split = ",",
+            description = "Trace header formats written on every forwarded request: w3c, b3 (single header), b3multi (X-B3-*); all are read, and a format a request arrived with is always written back (default: ${DEFAULT-VALUE}).")
     List<String> tracePropagation;
 
     @Option(names = "--access-log", paramLabel = "[SIDE=]SINK",

@@ -1,16 +1,13 @@
 package dev.weft.control.trace;
 
+import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.function.Predicate;
 
 /**
  * The control plane's bounded, in-memory trace store, so that traces can be looked at with nothing else installed.
@@ -21,64 +18,42 @@ import java.util.function.Predicate;
  * Under heavy traffic recent traces turn over in seconds, and the protected area is what keeps the traces
  * {@code ./weft trace} is for (the slow and the failed) around for minutes.
  *
+ * <p>No object per span: each area is a {@link SpanLog} (span bytes in a ring of large reused byte arrays, fields in
+ * parallel primitive arrays), names are ids into one {@link NameTable}, and a batch is parsed into reused arrays
+ * ({@link SpanBatch}). At tens of thousands of spans a second, spans that were objects lived just long enough to be
+ * promoted and then died in the old generation: most of the store's CPU was garbage collection. Moving a trace to
+ * the protected area copies it, which is rare. Queries, rare too, build their answers as they go.
+ *
  * <p>Not thread safe: the control plane confines it to its single "weft-control-spans" thread.
  */
 public final class SpanStore {
     public static final int MAX_SPANS_PER_TRACE = 1_000;
+    /**
+     * Log bytes per span of capacity: a sidecar's spans are 700-900 bytes. Larger spans on average make the store
+     * keep fewer than its capacity in spans (the oldest go first, as ever).
+     */
+    static final int BYTES_PER_SPAN = 1024;
 
     private final int maxSpans;
     private final int maxProtectedSpans;
-    /** Arrival order of each trace's first span. */
-    private final LinkedHashMap<String, Trace> recent = new LinkedHashMap<>();
-    private final LinkedHashMap<String, Trace> protectedTraces = new LinkedHashMap<>();
-    private int recentSpans;
-    private int protectedSpans;
+    private final NameTable names = new NameTable();
+    private final SpanLog recent;
+    private final SpanLog protectedTraces;
+    private final SpanBatch batch = new SpanBatch();
+    private final byte[] scratch = new byte[64 * 1024];
     private final DurationHistogram evictedDurations = new DurationHistogram();
     private long accepted;
     private long droppedOverTraceLimit;
+    private long droppedTooLarge;
     private long evictedTraces;
 
-    /** One trace's spans and what queries filter on. */
-    public static final class Trace {
-        final String id;
-        final List<StoredSpan> spans = new ArrayList<>(4);
-        long start = Long.MAX_VALUE;
-        long end = Long.MIN_VALUE;
-        boolean error;
+    /** One trace as a query answers it: a copy, so it stays valid after the store moves on. */
+    public record Trace(String id, long start, long duration, boolean hasError, List<byte[]> spans) {}
 
-        Trace(String id) {
-            this.id = id;
-        }
-
-        void add(StoredSpan s) {
-            spans.add(s);
-            if (s.timestamp() > 0) {
-                start = Math.min(start, s.timestamp());
-                end = Math.max(end, s.end());
-            }
-            error |= s.error();
-        }
-
-        public String id() {
-            return id;
-        }
-
-        public List<StoredSpan> spans() {
-            return spans;
-        }
-
-        /** Epoch microseconds of the earliest span, or 0 when no span has a timestamp. */
-        public long start() {
-            return start == Long.MAX_VALUE ? 0 : start;
-        }
-
-        public long duration() {
-            return start == Long.MAX_VALUE ? 0 : end - start;
-        }
-
-        public boolean hasError() {
-            return error;
-        }
+    /** What a query asks of a trace's spans: one span must match every part given (null: any). */
+    public record Filter(String service, String spanName, String remoteService, long minDuration, long maxDuration,
+                         boolean errorsOnly) {
+        public static final Filter ANY = new Filter(null, null, null, 0, Long.MAX_VALUE, false);
     }
 
     public SpanStore(int maxSpans) {
@@ -87,171 +62,247 @@ public final class SpanStore {
         }
         this.maxSpans = maxSpans;
         this.maxProtectedSpans = Math.max(1, maxSpans / 5);
+        this.recent = new SpanLog(maxSpans, BYTES_PER_SPAN, names);
+        this.protectedTraces = new SpanLog(maxProtectedSpans, BYTES_PER_SPAN, names);
     }
 
-    public void add(List<StoredSpan> spans) {
-        for (StoredSpan s : spans) {
-            Trace t = protectedTraces.get(s.traceId());
-            boolean isProtected = t != null;
-            if (t == null) {
-                t = recent.get(s.traceId());
+    /**
+     * Parses and stores one posted batch (a JSON array of Zipkin v2 spans); a malformed batch is refused whole.
+     *
+     * @throws IllegalArgumentException naming what was wrong, for a 400 answer
+     */
+    public void add(byte[] body) {
+        batch.parse(body, names);
+        try {
+            for (int i = 0; i < batch.size; i++) {
+                add(i);
             }
-            if (t == null) {
-                t = new Trace(s.traceId());
-                recent.put(t.id, t);
-            }
-            if (t.spans.size() >= MAX_SPANS_PER_TRACE) {
-                droppedOverTraceLimit++;
-                continue;
-            }
-            t.add(s);
-            accepted++;
-            if (isProtected) {
-                protectedSpans++;
-            } else {
-                recentSpans++;
-            }
+        } finally {
+            batch.release();
         }
-        evict();
     }
 
-    private void evict() {
-        while (recentSpans + protectedSpans > maxSpans && !recent.isEmpty()) {
-            Iterator<Trace> oldest = recent.values().iterator();
-            Trace t = oldest.next();
-            oldest.remove();
-            recentSpans -= t.spans.size();
-            long threshold = evictedDurations.percentile(0.99);
-            evictedDurations.record(t.duration());
-            if ((t.error || (threshold > 0 && t.duration() >= threshold)) && t.spans.size() <= maxProtectedSpans) {
-                protectedTraces.put(t.id, t);
-                protectedSpans += t.spans.size();
-                while (protectedSpans > maxProtectedSpans) {
-                    Iterator<Trace> p = protectedTraces.values().iterator();
-                    Trace gone = p.next();
-                    p.remove();
-                    protectedSpans -= gone.spans.size();
-                    evictedTraces++;
+    private void add(int i) {
+        SpanBatch b = batch;
+        long hi = b.traceHi[i];
+        long lo = b.traceLo[i];
+        int length = b.length[i];
+        if (!recent.couldHold(1, length)) {
+            droppedTooLarge++;
+            return;
+        }
+        if (spansOf(hi, lo) >= MAX_SPANS_PER_TRACE) {
+            droppedOverTraceLimit++;
+            return;
+        }
+        // Room first: evicting may remove or protect this very trace, so it is looked up again after.
+        SpanLog area = protectedTraces.find(hi, lo) >= 0 ? protectedTraces : recent;
+        while (recent.spans() + protectedTraces.spans() >= maxSpans || !area.hasRoomFor(1, length)) {
+            if (area == protectedTraces && !protectedTraces.hasRoomFor(1, length)) {
+                dropOldestProtected();
+            } else if (recent.oldest() >= 0) {
+                evictOldestRecent();
+            } else {
+                dropOldestProtected();
+            }
+            area = protectedTraces.find(hi, lo) >= 0 ? protectedTraces : recent;
+        }
+        area.append(area.find(hi, lo), hi, lo, b.wide[i], b.body, b.start[i], length, b.timestamp[i], b.duration[i],
+                b.id[i], b.parentId[i], b.name[i], b.kind[i], b.local[i], b.remote[i], b.error[i]);
+        accepted++;
+    }
+
+    private int spansOf(long hi, long lo) {
+        int t = protectedTraces.find(hi, lo);
+        if (t >= 0) {
+            return protectedTraces.traceSpans(t);
+        }
+        t = recent.find(hi, lo);
+        return t >= 0 ? recent.traceSpans(t) : 0;
+    }
+
+    private void evictOldestRecent() {
+        int t = recent.oldest();
+        long duration = recent.traceDuration(t);
+        long threshold = evictedDurations.percentile(0.99);
+        evictedDurations.record(duration);
+        int count = recent.traceSpans(t);
+        boolean interesting = recent.traceError(t) || (threshold > 0 && duration >= threshold);
+        if (interesting && count <= maxProtectedSpans) {
+            long bytes = recent.traceBytes(t);
+            if (protectedTraces.couldHold(count, bytes)) {
+                while (!protectedTraces.hasRoomFor(count, bytes)) {
+                    dropOldestProtected();
                 }
-            } else {
-                evictedTraces++;
+                protectedTraces.copy(recent, t, scratch);
+                recent.remove(t);
+                return;
             }
         }
-        while (recentSpans + protectedSpans > maxSpans && !protectedTraces.isEmpty()) {
-            Iterator<Trace> p = protectedTraces.values().iterator();
-            Trace gone = p.next();
-            p.remove();
-            protectedSpans -= gone.spans.size();
-            evictedTraces++;
-        }
+        recent.remove(t);
+        evictedTraces++;
     }
 
+    private void dropOldestProtected() {
+        protectedTraces.remove(protectedTraces.oldest());
+        evictedTraces++;
+    }
+
+    /** The trace with this id (16 or 32 hex digits), or null. */
     public Trace trace(String traceId) {
-        Trace t = recent.get(traceId);
-        return t != null ? t : protectedTraces.get(traceId);
+        long[] id = parseId(traceId);
+        if (id == null) {
+            return null;
+        }
+        int t = protectedTraces.find(id[0], id[1]);
+        if (t >= 0) {
+            return snapshot(protectedTraces, t);
+        }
+        t = recent.find(id[0], id[1]);
+        return t >= 0 ? snapshot(recent, t) : null;
     }
 
-    /** Every trace kept, in no particular order. */
-    public List<Trace> traces() {
-        List<Trace> all = new ArrayList<>(recent.size() + protectedTraces.size());
-        all.addAll(protectedTraces.values());
-        all.addAll(recent.values());
-        return all;
+    private static Trace snapshot(SpanLog area, int t) {
+        List<byte[]> spans = new ArrayList<>(area.traceSpans(t));
+        for (int s = area.firstSlot(t); s >= 0; s = area.nextSlot(s)) {
+            spans.add(area.json(s));
+        }
+        return new Trace(area.traceId(t), area.traceStart(t), area.traceDuration(t), area.traceError(t), spans);
     }
 
-    /** Traces with a span matching {@code spanFilter} whose start is in [from, to], newest first, at most limit. */
-    public List<Trace> query(Predicate<StoredSpan> spanFilter, long fromMicros, long toMicros, int limit) {
-        TreeSet<Trace> newest = new TreeSet<>(Comparator.comparingLong(Trace::start).reversed()
-                .thenComparing(Trace::id));
-        for (Collection<Trace> c : List.of(recent.values(), protectedTraces.values())) {
-            for (Trace t : c) {
-                long start = t.start();
+    /** Traces with a span matching {@code filter} whose start is in [from, to], newest first, at most limit. */
+    public List<Trace> query(Filter filter, long fromMicros, long toMicros, int limit) {
+        int service = nameId(filter.service());
+        int remote = nameId(filter.remoteService());
+        if (service == -2 || remote == -2) {
+            return List.of(); // a name no stored span has
+        }
+        record Found(SpanLog area, int trace, long start, String id) {}
+        TreeSet<Found> newest = new TreeSet<>(Comparator.comparingLong(Found::start).reversed()
+                .thenComparing(Found::id));
+        for (SpanLog area : List.of(recent, protectedTraces)) {
+            area.forEachTrace(t -> {
+                long start = area.traceStart(t);
                 if (start < fromMicros || start > toMicros) {
-                    continue;
+                    return;
                 }
-                boolean match = false;
-                for (StoredSpan s : t.spans) {
-                    if (spanFilter.test(s)) {
-                        match = true;
-                        break;
+                for (int s = area.firstSlot(t); s >= 0; s = area.nextSlot(s)) {
+                    if ((service < 0 || area.slotLocal[s] == service)
+                            && (remote < 0 || area.slotRemote[s] == remote)
+                            && area.slotDuration[s] >= filter.minDuration() && area.slotDuration[s] <= filter.maxDuration()
+                            && (!filter.errorsOnly() || area.slotError[s])
+                            && (filter.spanName() == null || filter.spanName().equalsIgnoreCase(names.name(area.slotName[s])))) {
+                        newest.add(new Found(area, t, start, area.traceId(t)));
+                        if (newest.size() > limit) {
+                            newest.pollLast();
+                        }
+                        return;
                     }
                 }
-                if (!match) {
-                    continue;
-                }
-                newest.add(t);
-                if (newest.size() > limit) {
-                    newest.pollLast();
-                }
-            }
+            });
         }
-        return new ArrayList<>(newest);
+        List<Trace> out = new ArrayList<>(newest.size());
+        for (Found f : newest) {
+            out.add(snapshot(f.area(), f.trace()));
+        }
+        return out;
+    }
+
+    /** -1 for no name asked, -2 for a name no span has, else its id. */
+    private int nameId(String name) {
+        if (name == null) {
+            return -1;
+        }
+        int id = names.find(name);
+        return id < 0 ? -2 : id;
+    }
+
+    /** Writes traces as Zipkin's API answers them: an array of spans each, as received. */
+    public static void writeTrace(Trace t, ByteArrayOutputStream out) {
+        out.write('[');
+        for (int i = 0; i < t.spans().size(); i++) {
+            if (i > 0) {
+                out.write(',');
+            }
+            out.writeBytes(t.spans().get(i));
+        }
+        out.write(']');
     }
 
     /** Local service names, sorted. */
     public List<String> services() {
-        TreeMap<String, Boolean> names = new TreeMap<>();
-        for (Trace t : traces()) {
-            for (StoredSpan s : t.spans) {
-                if (s.localService() != null) {
-                    names.put(s.localService(), true);
+        TreeSet<String> found = new TreeSet<>();
+        for (SpanLog area : List.of(recent, protectedTraces)) {
+            area.forEachSlot(s -> {
+                String n = names.name(area.slotLocal[s]);
+                if (n != null) {
+                    found.add(n);
                 }
-            }
+            });
         }
-        return new ArrayList<>(names.keySet());
+        return new ArrayList<>(found);
     }
 
-    /** Span names recorded by a service, sorted. */
+    /** Span names (or remote services) recorded by a service, sorted. */
     public List<String> spanNames(String service, boolean remote) {
-        TreeMap<String, Boolean> names = new TreeMap<>();
-        for (Trace t : traces()) {
-            for (StoredSpan s : t.spans) {
-                if (service.equals(s.localService())) {
-                    String n = remote ? s.remoteService() : s.name();
+        int id = names.find(service);
+        TreeSet<String> found = new TreeSet<>();
+        if (id < 0) {
+            return List.of();
+        }
+        for (SpanLog area : List.of(recent, protectedTraces)) {
+            area.forEachSlot(s -> {
+                if (area.slotLocal[s] == id) {
+                    String n = names.name(remote ? area.slotRemote[s] : area.slotName[s]);
                     if (n != null) {
-                        names.put(n, true);
+                        found.add(n);
                     }
                 }
-            }
+            });
         }
-        return new ArrayList<>(names.keySet());
+        return new ArrayList<>(found);
     }
 
     /** A caller → callee link, from client spans that name their remote service. */
     public record Link(String parent, String child, long callCount, long errorCount) {}
 
     public List<Link> dependencies(long fromMicros, long toMicros) {
-        Map<String, long[]> counts = new HashMap<>();
-        for (Trace t : traces()) {
-            for (StoredSpan s : t.spans) {
-                if ("CLIENT".equals(s.kind()) && s.localService() != null && s.remoteService() != null
-                        && s.timestamp() >= fromMicros && s.timestamp() <= toMicros) {
-                    long[] c = counts.computeIfAbsent(s.localService() + "\u0000" + s.remoteService(), k -> new long[2]);
-                    c[0]++;
-                    if (s.error()) {
-                        c[1]++;
+        int client = names.find("CLIENT");
+        Map<Long, long[]> counts = new HashMap<>();
+        if (client >= 0) {
+            for (SpanLog area : List.of(recent, protectedTraces)) {
+                area.forEachSlot(s -> {
+                    if (area.slotKind[s] == client && area.slotLocal[s] >= 0 && area.slotRemote[s] >= 0
+                            && area.slotTimestamp[s] >= fromMicros && area.slotTimestamp[s] <= toMicros) {
+                        long[] c = counts.computeIfAbsent(((long) area.slotLocal[s] << 32) | area.slotRemote[s],
+                                k -> new long[2]);
+                        c[0]++;
+                        if (area.slotError[s]) {
+                            c[1]++;
+                        }
                     }
-                }
+                });
             }
         }
-        List<Link> links = new ArrayList<>();
-        new TreeMap<>(counts).forEach((k, c) -> {
-            String[] pc = k.split("\u0000", 2);
-            links.add(new Link(pc[0], pc[1], c[0], c[1]));
+        TreeMap<String, Link> sorted = new TreeMap<>();
+        counts.forEach((k, c) -> {
+            String parent = names.name((int) (k >>> 32));
+            String child = names.name((int) (long) k);
+            sorted.put(parent + "\u0000" + child, new Link(parent, child, c[0], c[1]));
         });
-        return links;
+        return new ArrayList<>(sorted.values());
     }
 
     public int spanCount() {
-        return recentSpans + protectedSpans;
+        return recent.spans() + protectedTraces.spans();
     }
 
     public int traceCount() {
-        return recent.size() + protectedTraces.size();
+        return recent.traces() + protectedTraces.traces();
     }
 
     public int protectedTraceCount() {
-        return protectedTraces.size();
+        return protectedTraces.traces();
     }
 
     public int capacity() {
@@ -268,6 +319,36 @@ public final class SpanStore {
 
     public long droppedOverTraceLimit() {
         return droppedOverTraceLimit;
+    }
+
+    /** Spans larger than an area's whole log, which no eviction could make room for. */
+    public long droppedTooLarge() {
+        return droppedTooLarge;
+    }
+
+    /** Distinct names (span names, kinds, services) the stored spans use. */
+    int nameCount() {
+        return names.size();
+    }
+
+    /** Lower-case hex: 32 digits when {@code wide}, else 16 (of {@code lo}). */
+    static String hexId(long hi, long lo, boolean wide) {
+        String l = String.format("%016x", lo);
+        return wide ? String.format("%016x", hi) + l : l;
+    }
+
+    /** {hi, lo} of a 16- or 32-digit hex id, or null when it is not one. */
+    static long[] parseId(String id) {
+        int n = id.length();
+        if (n != 16 && n != 32) {
+            return null;
+        }
+        for (int i = 0; i < n; i++) {
+            if (Character.digit(id.charAt(i), 16) < 0 || id.charAt(i) > 'f') {
+                return null;
+            }
+        }
+        return new long[]{n == 32 ? Long.parseUnsignedLong(id, 0, 16, 16) : 0, Long.parseUnsignedLong(id, n - 16, n, 16)};
     }
 
     /** Log2-bucketed durations (µs): enough to place a 99th percentile within a factor of two. */

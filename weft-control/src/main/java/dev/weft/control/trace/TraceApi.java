@@ -15,7 +15,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Predicate;
 import java.util.zip.GZIPInputStream;
 
 /**
@@ -85,7 +84,7 @@ public final class TraceApi implements AutoCloseable {
         String what = path.isEmpty() ? "" : path.getFirst();
         if (method.equals("POST")) {
             if (path.size() == 1 && what.equals("spans")) {
-                store.add(StoredSpan.parseList(decode(body, encoding)));
+                store.add(decode(body, encoding));
                 return new Answer(202, new byte[0]);
             }
             return error(405, "method-not-allowed", "POST is only accepted on /api/v2/spans");
@@ -142,6 +141,7 @@ public final class TraceApi implements AutoCloseable {
                     m.put("acceptedSpans", store.accepted());
                     m.put("evictedTraces", store.evictedTraces());
                     m.put("droppedOverTraceLimit", store.droppedOverTraceLimit());
+                    m.put("droppedTooLarge", store.droppedTooLarge());
                     m.put("rejectedBatches", rejectedBatches.sum());
                     return json(m);
                 }
@@ -173,15 +173,8 @@ public final class TraceApi implements AutoCloseable {
             errorsOnly = true;
         }
         long[] window = window(params);
-        String fService = service;
-        String fName = spanName;
-        boolean fErrors = errorsOnly;
-        Predicate<StoredSpan> filter = s -> (fService == null || fService.equals(s.localService()))
-                && (fName == null || (s.name() != null && fName.equalsIgnoreCase(s.name())))
-                && (remote == null || remote.equals(s.remoteService()))
-                && s.duration() >= minDuration && s.duration() <= maxDuration
-                && (!fErrors || s.error());
-        return store.query(filter, window[0], window[1], limit);
+        return store.query(new SpanStore.Filter(service, spanName, remote, minDuration, maxDuration, errorsOnly),
+                window[0], window[1], limit);
     }
 
     /** [from, to] in epoch microseconds from Zipkin's endTs and lookback (milliseconds). */
@@ -243,8 +236,8 @@ public final class TraceApi implements AutoCloseable {
     }
 
     private static byte[] traceJson(SpanStore.Trace t) {
-        ByteArrayOutputStream out = new ByteArrayOutputStream(t.spans().size() * 700 + 2);
-        writeTrace(out, t);
+        ByteArrayOutputStream out = new ByteArrayOutputStream(t.spans().size() * 900 + 2);
+        SpanStore.writeTrace(t, out);
         return out.toByteArray();
     }
 
@@ -255,22 +248,10 @@ public final class TraceApi implements AutoCloseable {
             if (i > 0) {
                 out.write(',');
             }
-            writeTrace(out, traces.get(i));
+            SpanStore.writeTrace(traces.get(i), out);
         }
         out.write(']');
         return out.toByteArray();
-    }
-
-    private static void writeTrace(ByteArrayOutputStream out, SpanStore.Trace t) {
-        out.write('[');
-        List<StoredSpan> spans = t.spans();
-        for (int i = 0; i < spans.size(); i++) {
-            if (i > 0) {
-                out.write(',');
-            }
-            out.writeBytes(spans.get(i).json());
-        }
-        out.write(']');
     }
 
     private static Answer json(Object value) {

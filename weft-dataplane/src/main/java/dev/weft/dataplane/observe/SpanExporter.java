@@ -37,7 +37,11 @@ final class SpanExporter implements AutoCloseable {
      * sidecar's readiness need not wait for (docs/benchmarks.md, start-up). Volatile for {@link #close}.
      */
     private volatile SmallHttpClient http;
-    /** The batch being sent, encoded in place; reused (sends are synchronous, so it is free again after each). */
+    /**
+     * The batch being sent, encoded in place; reused. Owner: this thread. The HTTP client copies it once, into a
+     * pooled direct buffer on its event loop before the call can finish, so it is free again as soon as
+     * {@code sendBlocking} returns, even after a timeout with the write still pending.
+     */
     private final JsonText body = new JsonText(64 * 1024);
     private final Thread thread;
     private final LongAdder exported = new LongAdder();

@@ -39,4 +39,37 @@ class JsonTextTest {
         j.reset().beginArray().value(2).endArray();
         assertThat(j.toString()).isEqualTo("[2]");
     }
+
+    @Test
+    void numbersOfEveryLengthAndStringsWrittenAgainFromTheCacheReadBackTheSame() throws Exception {
+        JsonText j = new JsonText(8);
+        long[] numbers = {0, 7, 9, 10, 99, 100, 101, 999, 1000, 12345, 1_700_000_000_123_456L, 999_999_999_999_999_999L,
+                1_000_000_000_000_000_000L, Long.MAX_VALUE, -5, -100, Long.MIN_VALUE + 1};
+        // Many distinct strings, each written twice (the second time from the cache) and some cut by slots shared
+        // with the others: every one must come back as it was.
+        String[] strings = new String[3000];
+        for (int i = 0; i < strings.length; i++) {
+            strings[i] = (i % 7 == 0 ? "é\"" : "s") + i;
+        }
+        j.beginArray();
+        for (int round = 0; round < 2; round++) {
+            for (long v : numbers) {
+                j.value(v);
+            }
+            for (String v : strings) {
+                j.value(v);
+            }
+        }
+        j.endArray();
+        JsonNode n = JSON.readTree(j.array(), 0, j.length());
+        int k = 0;
+        for (int round = 0; round < 2; round++) {
+            for (long v : numbers) {
+                assertThat(n.get(k++).asLong()).isEqualTo(v);
+            }
+            for (String v : strings) {
+                assertThat(n.get(k++).asText()).isEqualTo(v);
+            }
+        }
+    }
 }

@@ -36,6 +36,20 @@ class TracePropagationTest {
     }
 
     @Test
+    void byDefaultOnlyW3cIsWrittenAndB3OnlyWhenTheRequestCameWithIt() {
+        TracePropagation defaults = new TracePropagation(ObservabilityConfig.defaults().propagation(), 1.0);
+        MapHeaders plain = new MapHeaders();
+        defaults.propagate(plain, exchange());
+        assertThat(plain.map).containsOnlyKeys("traceparent");
+
+        MapHeaders b3 = new MapHeaders().with("b3", TRACE + "-" + PARENT + "-1");
+        ObservedExchange x = exchange();
+        defaults.propagate(b3, x);
+        assertThat(b3.get("b3")).isEqualTo(TRACE + "-" + Hex.of(x.spanId) + "-1");
+        assertThat(b3.get("traceparent")).isEqualTo("00-" + TRACE + "-" + Hex.of(x.spanId) + "-01");
+    }
+
+    @Test
     void aW3cCallerBecomesTheParentAndItsTraceIdAndDecisionAreKept() {
         MapHeaders h = new MapHeaders().with("traceparent", "00-" + TRACE + "-" + PARENT + "-00")
                 .with("tracestate", "vendor=x");

@@ -67,7 +67,8 @@ import javax.net.ssl.SSLException;
  *
  * <p>Threading: one event loop thread per client ("weft-http-NAME", daemon) owns every channel, the idle pool and
  * the timers; futures complete and stream listeners are called on it, so they must hand off anything slow.
- * Buffers: a request's body is copied into an unpooled buffer that Netty releases once written; each response
+ * Buffers: a request's body is copied into a pooled direct buffer (the channel's allocator) when it is written;
+ * Netty releases it once written or failed. Each response
  * {@link HttpContent} is copied out (into a byte array or a line) and released by {@link Exchange#channelRead}.
  */
 public final class SmallHttpClient implements AutoCloseable {
@@ -313,11 +314,21 @@ public final class SmallHttpClient implements AutoCloseable {
             if (uri.getRawQuery() != null) {
                 path += "?" + uri.getRawQuery();
             }
-            ByteBuf content = body == null ? Unpooled.EMPTY_BUFFER : Unpooled.copiedBuffer(body, offset, length);
+            // One copy, into a pooled direct buffer the socket writes as is (a heap copy was copied again by Netty
+            // into a direct one, and was a fresh array per call: a span batch is hundreds of KB). Copied here, on the
+            // event loop, before the call can finish: a caller that reuses its array (the span exporter) may refill
+            // it as soon as the call has finished, even if it timed out with the write still pending.
+            ByteBuf content = body == null ? Unpooled.EMPTY_BUFFER
+                    : ch.alloc().directBuffer(length).writeBytes(body, offset, length);
             FullHttpRequest request = new DefaultFullHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.valueOf(method), path,
                     content);
-            request.headers().set(HttpHeaderNames.HOST, uri.getHost() + ":" + port(uri));
-            headers.forEach(request.headers()::set);
+            try {
+                request.headers().set(HttpHeaderNames.HOST, uri.getHost() + ":" + port(uri));
+                headers.forEach(request.headers()::set);
+            } catch (RuntimeException e) {
+                request.release();   // a header Netty refuses: the body was never handed to the channel
+                throw e;
+            }
             if (body != null || !"GET".equals(method) && !"DELETE".equals(method)) {
                 HttpUtil.setContentLength(request, length);
             }
