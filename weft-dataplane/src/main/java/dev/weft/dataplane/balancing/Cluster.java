@@ -385,7 +385,14 @@ public final class Cluster {
         // (and, before this, one exception) per request for the whole queue timeout.
         promise.addListener(f -> timeout.cancel(false));
         // A slot may have freed between the pick and the enqueue; without this the waiter could sleep until timeout.
-        drainWaiters();
+        // Likewise the registry's first snapshot (update() runs on the registry's thread): if it said "no endpoint"
+        // after the check at the top and before this waiter was queued, it found nobody to tell, and the request
+        // waited the whole queue timeout to be told "no capacity" instead of "unknown service" (seen once in CI).
+        if (known && endpoints.isEmpty()) {
+            failAllWaiters();
+        } else {
+            drainWaiters();
+        }
         return promise;
     }
 
