@@ -21,7 +21,9 @@ class DemoTest {
         assertThat(r.load().requests()).isPositive();
         assertThat(r.load().successes()).isEqualTo(r.load().requests());
         assertThat(r.providers()).hasSize(3).allSatisfy(p -> assertThat(p.served()).isPositive());
-        // Weighted 1:2:3: the large provider serves more than the small one.
-        assertThat(r.providers().get(2).served()).isGreaterThan(r.providers().get(0).served());
+        // No assertion on the weights' shares: the default balancer (p2c-peak-ewma) divides its cost by the weight but
+        // follows measured latency, and in 5 s of 64 connections on cold JVMs the large provider served fewer requests
+        // than the small one once in a fresh-clone CI run (566 against 597). The shares are measured, over longer
+        // loads, in the bench's "off weights" column and the resilience bench's unequal scenario.
     }
 }
