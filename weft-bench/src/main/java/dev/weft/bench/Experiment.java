@@ -411,14 +411,16 @@ public final class Experiment implements AutoCloseable {
         return settings.dataPlane().proxied() ? limit : limit * PROVIDERS.size();
     }
 
-    /** @return the control plane's {@code HOST:PORT}, as it printed it */
     /** A registry URL without its options, which may hold a password. */
     private static String redact(String url) {
         int q = url.indexOf('?');
         return q < 0 ? url : url.substring(0, q) + "?...";
     }
 
-    /** @param external a registry URL to keep the control plane's state in, or null for its own data dir */
+    /**
+     * @param external a registry URL to keep the control plane's state in, or null for its own data dir
+     * @return the control plane's {@code HOST:PORT}, as it printed it
+     */
     private String startControlPlane(String external) throws ExperimentException, InterruptedException {
         Path dataDir = runDir.resolve("control-data");
         ChildProcess control = external == null

@@ -28,6 +28,7 @@ public final class Http1Writer {
 
     private static final byte[] HTTP_1_1 = {'H', 'T', 'T', 'P', '/', '1', '.', '1'};
     private static final short CRLF = ('\r' << 8) | '\n';
+    private static final short COLON_SP = (':' << 8) | ' ';
 
     private Http1Writer() {}
 
@@ -77,6 +78,14 @@ public final class Http1Writer {
         } finally {
             body.release();
         }
+    }
+
+    /** One header line, {@code name: value} and CRLF, as Netty's encoder writes it. */
+    static void writeField(ByteBuf out, CharSequence name, CharSequence value) {
+        ByteBufUtil.writeAscii(out, name);
+        out.writeShort(COLON_SP);
+        ByteBufUtil.writeAscii(out, value);
+        out.writeShort(CRLF);
     }
 
     /** A first guess at the head's size; the buffer grows if the guess is short. */

@@ -2,7 +2,6 @@ package dev.weft.dataplane.http;
 
 import dev.weft.protocol.WmpHeaders;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufUtil;
 import io.netty.handler.codec.DecoderResult;
 import io.netty.handler.codec.http.DefaultHttpHeaders;
 import io.netty.handler.codec.http.HttpHeaders;
@@ -25,9 +24,6 @@ import io.netty.handler.codec.http.HttpVersion;
  * names. Thread: one Worker loop at a time; not thread safe.
  */
 public final class WmpHeads {
-    private static final short CRLF = ('\r' << 8) | '\n';
-    private static final short COLON_SP = (':' << 8) | ' ';
-
     private WmpHeads() {}
 
     /** An answer head (status and fields) from a WMP RESPONSE frame. */
@@ -67,12 +63,12 @@ public final class WmpHeads {
         if (m instanceof Head h && h.map == null) {
             WmpHeaders f = h.fields;
             for (int i = 0; i < f.size(); i++) {
-                writeField(out, f.name(i), f.value(i));
+                Http1Writer.writeField(out, f.name(i), f.value(i));
             }
         } else {
             for (var it = m.headers().iteratorCharSequence(); it.hasNext(); ) {
                 var e = it.next();
-                writeField(out, e.getKey(), e.getValue());
+                Http1Writer.writeField(out, e.getKey(), e.getValue());
             }
         }
     }
@@ -80,13 +76,6 @@ public final class WmpHeads {
     /** How many fields {@code m} has (to size a buffer). */
     static int size(HttpMessage m) {
         return m instanceof Head h && h.map == null ? h.fields.size() : m.headers().size();
-    }
-
-    private static void writeField(ByteBuf out, CharSequence name, CharSequence value) {
-        ByteBufUtil.writeAscii(out, name);
-        out.writeShort(COLON_SP);
-        ByteBufUtil.writeAscii(out, value);
-        out.writeShort(CRLF);
     }
 
     /** What both kinds share: the list, and the map once asked for (from then on the map is the truth). */
