@@ -45,8 +45,8 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>A request's path through the pieces built here, app to app:
  * <pre>
- *   app ──HTTP/1.1──▶ OutboundServer/OutboundHandler ──(Router → Cluster+Balancer → MeshPool)──▶ WMP stream
- *   WMP stream ──▶ InboundServer/MeshSession → InboundExchange ──(app Cluster → AppPool)──HTTP/1.1──▶ peer's app
+ *   app ──HTTP/1.1──▶ OutboundServer → Http1Downstream → ProxyExchange (outbound PolicyStack) → WmpUpstream ──▶ WMP
+ *   WMP ──▶ InboundServer/MeshSession → WmpDownstream → ProxyExchange (inbound PolicyStack) → HttpUpstream ──▶ app
  * </pre>
  * and the answer back the same way. The Collaborator carries each exchange on both sides.
  *
@@ -421,7 +421,7 @@ public final class Sidecar implements AutoCloseable {
                 "baseEjectionMillis", p.outlier().baseEjection().toMillis(),
                 "maxEjectionMillis", p.outlier().maxEjection().toMillis(),
                 "maxEjectedPercent", p.outlier().maxEjectedPercent()));
-        m.put("rateLimit", Map.of("requestsPerSecond", p.rateLimit(), "burst", p.rateBurst(), "perCaller", p.perCallerRate()));
+        m.put("rateLimit", Map.of("requestsPerSecond", p.rateLimit(), "burst", p.burstFor(p.rateLimit()), "perCaller", p.perCallerRate()));
         var cl = p.concurrencyLimit();
         m.put("concurrencyLimit", Map.of("adaptive", cl.adaptive(), "min", cl.min(), "max", cl.max(),
                 "initial", cl.initial()));

@@ -70,6 +70,24 @@ public final class WmpHeaders {
         return replaced ? this : add(name, value);
     }
 
+    /** Removes every value of a field; the name must be lower case. */
+    public WmpHeaders remove(String name) {
+        int w = 0;
+        for (int i = 0; i < size; i++) {
+            if (!fields[i * 2].equals(name)) {
+                fields[w * 2] = fields[i * 2];
+                fields[w * 2 + 1] = fields[i * 2 + 1];
+                w++;
+            }
+        }
+        for (int i = w; i < size; i++) {
+            fields[i * 2] = null;
+            fields[i * 2 + 1] = null;
+        }
+        size = w;
+        return this;
+    }
+
     /** First value of a field, or null. */
     public String get(String name) {
         for (int i = 0; i < size; i++) {

@@ -67,7 +67,7 @@ public final class Cluster {
         }
 
         private static RateLimiter limiter(ServicePolicy p) {
-            return p.rateLimit() > 0 ? new RateLimiter(p.rateLimit(), p.rateBurst()) : null;
+            return p.rateLimit() > 0 ? new RateLimiter(p.rateLimit(), p.burstFor(p.rateLimit())) : null;
         }
 
         private static Map<ServicePolicy.Route, RateLimiter> routeLimiters(ServicePolicy p) {
@@ -293,8 +293,8 @@ public final class Cluster {
         if (wait == 0 && pr.policy().perCallerRate() > 0 && caller != null) {
             // Bounded: at most 1024 distinct callers are tracked; beyond that unknown callers share one bucket.
             String key = perCaller.size() < 1024 || perCaller.containsKey(caller) ? caller : "(other)";
-            wait = perCaller.computeIfAbsent(key, k -> new RateLimiter(pr.policy().perCallerRate(),
-                    Math.max(1, (int) pr.policy().perCallerRate() / 10))).tryAcquire();
+            double rate = pr.policy().perCallerRate();
+            wait = perCaller.computeIfAbsent(key, k -> new RateLimiter(rate, pr.policy().burstFor(rate))).tryAcquire();
         }
         if (wait != 0) {
             rateLimited.increment();

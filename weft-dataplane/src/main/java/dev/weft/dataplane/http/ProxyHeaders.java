@@ -3,8 +3,6 @@ package dev.weft.dataplane.http;
 import dev.weft.protocol.WmpHeaders;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
-import io.netty.handler.codec.http.HttpMethod;
-import io.netty.handler.codec.http.HttpRequest;
 import io.netty.util.AsciiString;
 
 import java.util.Locale;
@@ -53,25 +51,18 @@ public final class ProxyHeaders {
     }
 
     /**
-     * The same rules for a request that crossed the mesh as WMP (whose decoder refuses names that are not lower case,
-     * so they are used as they are), building the
-     * HTTP/1.1 request for the local app in one pass, its fields kept in a WMP list ({@link WmpHeads}):
-     * {@code HttpUpstream} sends it as it is ({@link #isForwarded}) instead of filtering and copying the headers a
-     * second time.
+     * The same rules over a WMP header list (names already lower case: WMP's decoder and Weft's HTTP/1.1 decoder
+     * both make them so), into a new list for the next hop: a request's Host is not in the list (it travels as the
+     * authority).
      */
-    public static HttpRequest toHttpRequest(String method, String uri, WmpHeaders in) {
-        WmpHeaders out = new WmpHeaders(in.size() + 1);
-        Filter f = new Filter(connectionTokens(in.get("connection")), true, out::add);
+    public static WmpHeaders forward(WmpHeaders in, boolean request, String clientAddress) {
+        WmpHeaders out = new WmpHeaders(in.size() + 2);
+        Filter f = new Filter(connectionTokens(in.get("connection")), request, out::add);
         for (int i = 0; i < in.size(); i++) {
             f.accept(in.name(i), in.value(i));
         }
-        f.finish(null);
-        return WmpHeads.request(HttpMethod.valueOf(method), uri, out);
-    }
-
-    /** Whether {@code r} came from {@link #toHttpRequest}: its headers are filtered for the next hop already. */
-    public static boolean isForwarded(HttpRequest r) {
-        return WmpHeads.isRequest(r);
+        f.finish(request ? clientAddress : null);
+        return out;
     }
 
     /** One pass of the forwarding rules over a message's headers; see {@link #forward}. */

@@ -32,13 +32,8 @@ public final class WmpHeads {
     }
 
     /** A request head for the local app, its fields already filtered for this hop ({@link ProxyHeaders}). */
-    static HttpRequest request(HttpMethod method, String uri, WmpHeaders fields) {
+    public static HttpRequest request(HttpMethod method, String uri, WmpHeaders fields) {
         return new Request(method, uri, fields);
-    }
-
-    /** Whether {@code r} was made by {@link #request}. */
-    static boolean isRequest(HttpRequest r) {
-        return r instanceof Request;
     }
 
     /** Whether {@code m} has a field {@code lowerName}, without building a header map for it. */

@@ -7,9 +7,9 @@ import dev.weft.dataplane.http.StrictHttpRequestDecoder;
 import dev.weft.dataplane.mesh.MeshSession;
 import dev.weft.dataplane.metrics.SidecarMetrics;
 import dev.weft.dataplane.observe.ExchangeObserver;
-import dev.weft.dataplane.observe.HeaderAccess;
-import dev.weft.dataplane.proxy.Destination;
-import dev.weft.dataplane.proxy.HttpProxyHandler;
+import dev.weft.dataplane.downstream.Http1Downstream;
+import dev.weft.dataplane.downstream.WmpDownstream;
+import dev.weft.dataplane.exchange.PolicyStack;
 import dev.weft.dataplane.transport.Transport;
 import dev.weft.dataplane.upstream.Upstream;
 import dev.weft.protocol.WmpCodec;
@@ -38,32 +38,25 @@ import java.util.concurrent.TimeUnit;
 /**
  * The inbound listener: accepts connections from peer sidecars (the Manager accepts, a Worker owns each connection)
  * and carries their requests to the local app. It speaks both mesh link protocols on one port and tells them apart by
- * the first byte: WMP frames start with the magic 0x57 ('W'), which no HTTP method starts with. WMP streams become
- * {@link InboundExchange}s; HTTP/1.1 requests ({@code --mesh-protocol http1} peers) go through the same
- * {@link HttpProxyHandler} the outbound side uses, with the app as destination.
+ * the first byte: WMP frames start with the magic 0x57 ('W'), which no HTTP method starts with. Both carry their
+ * requests as exchanges on one {@link PolicyStack} (the inbound one, to the app): a WMP stream through a
+ * {@link WmpDownstream}, an HTTP/1.1 connection ({@code --mesh-protocol http1} peers) through an
+ * {@link Http1Downstream}, the same one the outbound listeners use.
  */
 public final class InboundServer implements AutoCloseable {
     private final Transport transport;
-    private final Cluster app;
-    private final Upstream appUpstream;
-    private final Collaborator collaborator;
+    private final PolicyStack stack;
     private final SidecarMetrics metrics;
     private final WmpLimits limits;
     private final WmpCodecMetrics codecMetrics;
-    private final ExchangeObserver observer;
-    private final String localService;
     private final ChannelGroup connections = new DefaultChannelGroup("weft-inbound", GlobalEventExecutor.INSTANCE);
     private Channel listener;
 
     public InboundServer(Transport transport, Cluster app, Upstream appUpstream, Collaborator collaborator,
                          SidecarMetrics metrics, WmpLimits limits, WmpCodecMetrics codecMetrics,
                          ExchangeObserver observer, String localService) {
-        this.observer = observer;
-        this.localService = localService;
         this.transport = transport;
-        this.app = app;
-        this.appUpstream = appUpstream;
-        this.collaborator = collaborator;
+        this.stack = PolicyStack.inbound(app, appUpstream, collaborator, metrics, observer, localService);
         this.metrics = metrics;
         this.limits = limits;
         this.codecMetrics = codecMetrics;
@@ -93,21 +86,15 @@ public final class InboundServer implements AutoCloseable {
         String peer = String.valueOf(ch.remoteAddress()); // once per connection, not per request
         WmpCodec.install(p, limits, codecMetrics);
         p.addLast("idle", MeshSession.heartbeat());
-        p.addLast("session", new MeshSession((stream, request) -> {
-            InboundExchange ex = new InboundExchange(stream, request, ch.eventLoop(), app, appUpstream, metrics,
-                    observer.start(ExchangeObserver.Direction.INBOUND, localService, request.method(), request.path(),
-                            HeaderAccess.of(request.headers()), peer));
-            collaborator.carry(ex);
-            return ex;
-        }, peer));
+        p.addLast("session", new MeshSession(WmpDownstream.acceptor(stack, ch.eventLoop(), peer), peer));
     }
 
     private void installHttp(ChannelPipeline p) {
         p.addLast("http-decoder", new StrictHttpRequestDecoder(HttpLimits.decoderConfig()));
         p.addLast("http-encoder", new HttpResponseEncoder());
         p.addLast("expect-continue", new HttpServerExpectContinueHandler());
-        p.addLast("proxy", new HttpProxyHandler(Destination.app(app), appUpstream, collaborator, metrics,
-                ExchangeObserver.Direction.INBOUND, false, observer, localService));
+        p.addLast("adapter", Http1Downstream.nettyAdapter());
+        p.addLast("downstream", new Http1Downstream(stack, false));
     }
 
     /**

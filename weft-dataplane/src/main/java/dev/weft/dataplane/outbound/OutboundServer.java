@@ -5,8 +5,8 @@ import dev.weft.dataplane.http.HttpLimits;
 import dev.weft.dataplane.http.StrictHttpRequestDecoder;
 import dev.weft.dataplane.metrics.SidecarMetrics;
 import dev.weft.dataplane.observe.ExchangeObserver;
-import dev.weft.dataplane.proxy.Destination;
-import dev.weft.dataplane.proxy.HttpProxyHandler;
+import dev.weft.dataplane.downstream.Http1Downstream;
+import dev.weft.dataplane.exchange.PolicyStack;
 import dev.weft.dataplane.transport.Transport;
 import dev.weft.dataplane.upstream.Upstream;
 import io.netty.bootstrap.ServerBootstrap;
@@ -29,7 +29,8 @@ import java.util.concurrent.TimeUnit;
  * The outbound listeners, where the local app sends its calls: one per {@code --upstream NAME=HOST:PORT} (bound to
  * that service) and optionally the shared {@code --outbound} one (destination from the Host header).
  * Pipeline per app connection: strict HTTP/1.1 decoder (limits in {@link HttpLimits}) → encoder → 100-continue →
- * {@link HttpProxyHandler} with the mesh link's {@link Upstream} (WMP by default).
+ * {@link Http1Downstream}, whose exchanges run on the listener's outbound {@link PolicyStack} toward the mesh link's
+ * {@link Upstream} (WMP by default).
  */
 public final class OutboundServer implements AutoCloseable {
     private final Transport transport;
@@ -62,6 +63,7 @@ public final class OutboundServer implements AutoCloseable {
         } else {
             destination = Destination.byHost(router);
         }
+        PolicyStack stack = PolicyStack.outbound(destination, meshUpstream, collaborator, metrics, observer, localService);
         Channel ch = new ServerBootstrap()
                 .group(transport.manager(), transport.workers())
                 .channel(transport.serverChannelClass())
@@ -80,8 +82,8 @@ public final class OutboundServer implements AutoCloseable {
                         c.pipeline().addLast("http-decoder", new StrictHttpRequestDecoder(HttpLimits.decoderConfig()));
                         c.pipeline().addLast("http-encoder", new HttpResponseEncoder());
                         c.pipeline().addLast("expect-continue", new HttpServerExpectContinueHandler());
-                        c.pipeline().addLast("proxy", new HttpProxyHandler(destination, meshUpstream, collaborator,
-                                metrics, ExchangeObserver.Direction.OUTBOUND, true, observer, localService));
+                        c.pipeline().addLast("adapter", Http1Downstream.nettyAdapter());
+                        c.pipeline().addLast("downstream", new Http1Downstream(stack, true));
                     }
                 })
                 .bind(address).sync().channel();

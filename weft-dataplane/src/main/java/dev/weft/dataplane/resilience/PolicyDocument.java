@@ -199,7 +199,8 @@ public final class PolicyDocument {
     private double[] rate(Node node, String path) throws PolicyException {
         Map<String, Node> k = mapping(node, path, Set.of("requests-per-second", "burst", "per-caller"));
         double rps = k.containsKey("requests-per-second") ? number(k.get("requests-per-second"), path + ".requests-per-second", 0, 1e9) : 0;
-        double burst = k.containsKey("burst") ? integer(k.get("burst"), path + ".burst", 1, 1_000_000) : Math.max(1, rps / 10);
+        // Without a burst, each bucket takes a tenth of its own rate (ServicePolicy.burstFor), the per-caller one too.
+        double burst = k.containsKey("burst") ? integer(k.get("burst"), path + ".burst", 1, 1_000_000) : 0;
         double perCaller = k.containsKey("per-caller") ? number(k.get("per-caller"), path + ".per-caller", 0, 1e9) : 0;
         return new double[] {rps, burst, perCaller};
     }

@@ -12,7 +12,8 @@ import java.util.List;
  * @param retry          when and how often to retry
  * @param outlier        when to eject a failing endpoint
  * @param rateLimit      requests per second allowed (0 = unlimited), answered 429 beyond
- * @param rateBurst      burst the rate limit tolerates
+ * @param rateBurst      requests at once above the rate that each bucket (service-wide, per route, per caller)
+ *                       tolerates; 0 when the policy named none: each bucket then takes a tenth of its own rate
  * @param perCallerRate  requests per second allowed per calling service (0 = unlimited)
  * @param routes         routes with their own timeout, retries or rate limit, first match wins
  * @param concurrencyLimit inbound: how the service's own sidecars limit what reaches its app (service-wide only)
@@ -25,6 +26,11 @@ import java.util.List;
 public record ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy outlier, double rateLimit,
                             int rateBurst, double perCallerRate, List<Route> routes, ConcurrencyLimit concurrencyLimit,
                             int maxConnections, ConcurrencyLimit outboundLimit) {
+
+    /** The burst of a bucket refilled at {@code perSecond}: the policy's own, or a tenth of that rate (at least 1). */
+    public int burstFor(double perSecond) {
+        return rateBurst > 0 ? rateBurst : Math.max(1, (int) (perSecond / 10));
+    }
 
     /** Envoy's default {@code max_connections}: high enough never to bind by accident, low enough to stop a leak. */
     public static final int DEFAULT_MAX_CONNECTIONS = 1024;

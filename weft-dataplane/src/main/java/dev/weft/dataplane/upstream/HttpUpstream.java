@@ -2,6 +2,8 @@ package dev.weft.dataplane.upstream;
 
 import dev.weft.dataplane.http.Http1Writer;
 import dev.weft.dataplane.http.ProxyHeaders;
+import dev.weft.dataplane.http.RequestHead;
+import dev.weft.dataplane.http.ResponseHead;
 import dev.weft.dataplane.http.WmpHeads;
 import dev.weft.dataplane.transport.Transport;
 import dev.weft.registry.Endpoint;
@@ -15,7 +17,6 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.handler.codec.http.DefaultHttpContent;
-import io.netty.handler.codec.http.DefaultHttpRequest;
 import io.netty.handler.codec.http.DefaultLastHttpContent;
 import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -230,14 +231,10 @@ public final class HttpUpstream implements Upstream {
         }
 
         @Override
-        public void sendHead(HttpRequest in, String authority, String clientAddress, ByteBuf body, boolean endStream) {
-            HttpRequest head;
-            if (ProxyHeaders.isForwarded(in)) {
-                head = in; // built for this hop from a WMP request: already filtered, used once
-            } else {
-                head = new DefaultHttpRequest(HttpVersion.HTTP_1_1, in.method(), in.uri());
-                ProxyHeaders.forward(in.headers(), true, clientAddress, head.headers()::add);
-            }
+        public void sendHead(RequestHead in, String authority, String clientAddress, ByteBuf body, boolean endStream) {
+            // The fields filtered for this hop, in a WMP list that the head keeps (no Netty header map).
+            HttpRequest head = WmpHeads.request(HttpMethod.valueOf(in.method()), in.path(),
+                    ProxyHeaders.forward(in.fields(), true, clientAddress));
             // Edited through WmpHeads, so that a head from WMP keeps its fields in their list (no header map).
             WmpHeads.set(head, "host", authority);
             if (endStream) {
@@ -348,13 +345,8 @@ public final class HttpUpstream implements Upstream {
         }
 
         /** The answer head with hop-by-hop headers dropped and this hop added to Via. */
-        private HttpResponse forwardedHead(HttpResponse in) {
-            if (listener.filtersResponseHeaders()) {
-                return in;
-            }
-            HttpResponse out = new io.netty.handler.codec.http.DefaultHttpResponse(HttpVersion.HTTP_1_1, in.status());
-            ProxyHeaders.forward(in.headers(), false, null, out.headers()::add);
-            return out;
+        private ResponseHead forwardedHead(HttpResponse in) {
+            return new ResponseHead(in.status().code(), ProxyHeaders.toWmp(in.headers(), false, null)).keepAlive(keepAlive);
         }
 
         @Override

@@ -7,8 +7,7 @@ import io.netty.util.concurrent.Future;
 /**
  * How an admitted request reaches the endpoint chosen for it: over WMP to a peer sidecar ({@link WmpUpstream}) or
  * over HTTP/1.1 ({@link HttpUpstream}: to the local app, or to a peer sidecar with {@code --mesh-protocol http1}).
- * The HTTP front ({@code ProxyHandler}) and the WMP front ({@code InboundExchange}) only see this interface, so
- * each front works with each upstream.
+ * The exchange ({@code exchange/ProxyExchange}) only sees this interface, so either side works with either link.
  *
  * <p>Thread: {@link #open} is called on the Worker loop that owns the caller's connection; the call it returns,
  * and every listener callback, stay on that loop.

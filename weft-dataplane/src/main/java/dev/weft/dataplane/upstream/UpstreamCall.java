@@ -1,7 +1,7 @@
 package dev.weft.dataplane.upstream;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.handler.codec.http.HttpRequest;
+import dev.weft.dataplane.http.RequestHead;
 
 /**
  * One request/response on an upstream connection. Methods run on the owning Worker loop.
@@ -11,12 +11,13 @@ import io.netty.handler.codec.http.HttpRequest;
 public interface UpstreamCall {
 
     /**
-     * Sends the request head as received from the caller; the call applies the proxy header rules
+     * Sends the request head as received from the caller (Host travels as {@code authority}); the call applies the
+     * proxy header rules
      * ({@code ProxyHeaders.forward}) for its own wire format. {@code clientAddress} goes into X-Forwarded-For (null
      * when the caller is itself a proxy hop that already added it). {@code body} is the first chunk, or the whole
      * body when {@code endStream}.
      */
-    void sendHead(HttpRequest head, String authority, String clientAddress, ByteBuf body, boolean endStream);
+    void sendHead(RequestHead head, String authority, String clientAddress, ByteBuf body, boolean endStream);
 
     void sendData(ByteBuf body, boolean endStream);
 

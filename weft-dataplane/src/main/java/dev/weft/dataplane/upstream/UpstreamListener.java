@@ -1,7 +1,7 @@
 package dev.weft.dataplane.upstream;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.handler.codec.http.HttpResponse;
+import dev.weft.dataplane.http.ResponseHead;
 
 /**
  * What an upstream answers, delivered on the owning Worker loop. The listener owns every buffer it is given and must
@@ -10,19 +10,10 @@ import io.netty.handler.codec.http.HttpResponse;
 public interface UpstreamListener {
 
     /**
-     * The answer's head, with its first body chunk (the whole body when {@code endStream}). Its headers are already
-     * filtered for the next hop ({@code ProxyHeaders.forward}), unless {@link #filtersResponseHeaders()}.
+     * The answer's head, with its first body chunk (the whole body when {@code endStream}). Its fields are already
+     * filtered for the next hop ({@code ProxyHeaders.forward}), and the listener owns them (it may edit them).
      */
-    void onResponseHead(HttpResponse head, ByteBuf body, boolean endStream);
-
-    /**
-     * True when this listener converts the answer's headers to another format anyway and applies the forwarding
-     * rules in that same pass: an HTTP/1.1 upstream then hands over the head as it was received, instead of first
-     * building a filtered copy (the provider side turns the app's answer into WMP, one copy instead of two).
-     */
-    default boolean filtersResponseHeaders() {
-        return false;
-    }
+    void onResponseHead(ResponseHead head, ByteBuf body, boolean endStream);
 
     void onResponseData(ByteBuf body, boolean endStream);
 

@@ -1,7 +1,8 @@
 package dev.weft.dataplane.upstream;
 
 import dev.weft.dataplane.http.ProxyHeaders;
-import dev.weft.dataplane.http.WmpHeads;
+import dev.weft.dataplane.http.RequestHead;
+import dev.weft.dataplane.http.ResponseHead;
 import dev.weft.dataplane.mesh.MeshPool;
 import dev.weft.dataplane.mesh.MeshSession;
 import dev.weft.dataplane.mesh.MeshStream;
@@ -13,7 +14,6 @@ import dev.weft.protocol.WmpResponse;
 import dev.weft.registry.Endpoint;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.EventLoop;
-import io.netty.handler.codec.http.HttpRequest;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
 
@@ -46,7 +46,7 @@ public final class WmpUpstream implements Upstream {
     }
 
     /**
-     * One stream. Converts between Netty's HTTP message model and WMP frames; bodies pass through untouched.
+     * One stream. Converts between Weft's heads and WMP frames; bodies pass through untouched.
      * The stream id is taken only when the head is sent: ids must rise in the order REQUEST frames go out, and with
      * the virtual-thread Collaborator the connect and forward steps of different exchanges interleave.
      */
@@ -62,7 +62,7 @@ public final class WmpUpstream implements Upstream {
         }
 
         @Override
-        public void sendHead(HttpRequest head, String authority, String clientAddress, ByteBuf body, boolean endStream) {
+        public void sendHead(RequestHead head, String authority, String clientAddress, ByteBuf body, boolean endStream) {
             if (cancelled || !session.isUsable()) {
                 body.release();
                 if (!cancelled) {
@@ -72,8 +72,8 @@ public final class WmpUpstream implements Upstream {
             }
             stream = session.openStream();
             stream.listener(this);
-            stream.sendHead(new WmpRequest(stream.id(), endStream, head.method().name(), authority, head.uri(),
-                    ProxyHeaders.toWmp(head.headers(), true, clientAddress), body), body.readableBytes(), endStream);
+            stream.sendHead(new WmpRequest(stream.id(), endStream, head.method(), authority, head.path(),
+                    ProxyHeaders.forward(head.fields(), true, clientAddress), body), body.readableBytes(), endStream);
         }
 
         @Override
@@ -118,8 +118,7 @@ public final class WmpUpstream implements Upstream {
                 frame.release();
                 return;
             }
-            // The fields stay in the frame's list; a Netty header map is made only if the answer needs the encoder.
-            listener.onResponseHead(WmpHeads.response(r.status(), r.headers()), r.body(), r.endStream());
+            listener.onResponseHead(new ResponseHead(r.status(), r.headers()), r.body(), r.endStream());
         }
 
         @Override

@@ -125,4 +125,37 @@ class ClusterTest {
         assertThat(c.endpoints().getFirst()).isSameAs(s);
         assertThat(s.inFlight()).isEqualTo(1);
     }
+
+    @Test
+    void thePerCallerBucketToleratesThePolicysBurstNotATenthOfItsRate() {
+        Cluster c = new Cluster("app:provider", Balancer.named("least-request"), 10, Duration.ofSeconds(1));
+        // One request a second per caller, with a burst of 20: 21 pass at once (the one the rate allows and the
+        // burst), the 22nd waits. Before, the per-caller bucket ignored the burst and took rate/10 (at least 1).
+        c.policy(new dev.weft.dataplane.resilience.ServicePolicy(null,
+                dev.weft.dataplane.resilience.ServicePolicy.RetryPolicy.DEFAULT,
+                dev.weft.dataplane.resilience.ServicePolicy.OutlierPolicy.DEFAULT, 0, 20, 1));
+        int passed = 0;
+        for (int i = 0; i < 22; i++) {
+            if (c.checkRate("consumer", null) == 0) {
+                passed++;
+            }
+        }
+        assertThat(passed).isEqualTo(21);
+        assertThat(c.checkRate("another-caller", null)).as("each caller has its own bucket").isZero();
+    }
+
+    @Test
+    void withoutABurstThePerCallerBucketTakesATenthOfItsOwnRate() {
+        Cluster c = new Cluster("app:provider", Balancer.named("least-request"), 10, Duration.ofSeconds(1));
+        c.policy(new dev.weft.dataplane.resilience.ServicePolicy(null,
+                dev.weft.dataplane.resilience.ServicePolicy.RetryPolicy.DEFAULT,
+                dev.weft.dataplane.resilience.ServicePolicy.OutlierPolicy.DEFAULT, 1000, 0, 50));
+        int passed = 0;
+        for (int i = 0; i < 10; i++) {
+            if (c.checkRate("consumer", null) == 0) {
+                passed++;
+            }
+        }
+        assertThat(passed).as("burst 5 (a tenth of 50/s), not 100 (a tenth of the service's 1000/s)").isEqualTo(6);
+    }
 }

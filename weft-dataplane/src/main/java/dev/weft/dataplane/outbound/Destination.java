@@ -1,9 +1,7 @@
-package dev.weft.dataplane.proxy;
+package dev.weft.dataplane.outbound;
 
 import dev.weft.dataplane.balancing.Cluster;
-import dev.weft.dataplane.outbound.Router;
-import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpRequest;
+import dev.weft.dataplane.http.RequestHead;
 
 import java.util.Locale;
 
@@ -15,20 +13,20 @@ import java.util.Locale;
 public interface Destination {
 
     /** @throws RouteException when the request names no usable destination; its message is shown to the client */
-    Cluster resolve(HttpRequest request) throws RouteException;
+    Cluster resolve(RequestHead request) throws RouteException;
 
     /** The authority (Host) to send upstream. */
-    String authority(HttpRequest request, Cluster cluster);
+    String authority(RequestHead request, Cluster cluster);
 
     static Destination bound(Router router, String service) {
         return new Destination() {
             @Override
-            public Cluster resolve(HttpRequest request) throws RouteException {
+            public Cluster resolve(RequestHead request) throws RouteException {
                 return routed(router, service);
             }
 
             @Override
-            public String authority(HttpRequest request, Cluster cluster) {
+            public String authority(RequestHead request, Cluster cluster) {
                 return cluster.service();
             }
         };
@@ -37,8 +35,8 @@ public interface Destination {
     static Destination byHost(Router router) {
         return new Destination() {
             @Override
-            public Cluster resolve(HttpRequest request) throws RouteException {
-                String host = request.headers().get(HttpHeaderNames.HOST);
+            public Cluster resolve(RequestHead request) throws RouteException {
+                String host = request.authority();
                 if (host == null || host.isBlank()) {
                     throw new RouteException(400, "bad-request",
                             "missing Host header: name the destination service in Host (e.g. Host: provider)");
@@ -47,7 +45,7 @@ public interface Destination {
             }
 
             @Override
-            public String authority(HttpRequest request, Cluster cluster) {
+            public String authority(RequestHead request, Cluster cluster) {
                 return cluster.service();
             }
         };
@@ -57,13 +55,13 @@ public interface Destination {
     static Destination app(Cluster app) {
         return new Destination() {
             @Override
-            public Cluster resolve(HttpRequest request) {
+            public Cluster resolve(RequestHead request) {
                 return app;
             }
 
             @Override
-            public String authority(HttpRequest request, Cluster cluster) {
-                String host = request.headers().get(HttpHeaderNames.HOST);
+            public String authority(RequestHead request, Cluster cluster) {
+                String host = request.authority();
                 return host != null ? host : cluster.service();
             }
         };

@@ -1,0 +1,406 @@
+package dev.weft.dataplane.downstream;
+
+import dev.weft.dataplane.exchange.Downstream;
+import dev.weft.dataplane.exchange.ExchangeError;
+import dev.weft.dataplane.exchange.PolicyStack;
+import dev.weft.dataplane.exchange.ProxyExchange;
+import dev.weft.dataplane.http.Http1Messages;
+import dev.weft.dataplane.http.Http1Writer;
+import dev.weft.dataplane.http.HttpErrors;
+import dev.weft.dataplane.http.RequestHead;
+import dev.weft.dataplane.http.ResponseHead;
+import dev.weft.dataplane.http.WmpHeads;
+import dev.weft.dataplane.metrics.SidecarMetrics;
+import dev.weft.dataplane.resilience.Deadlines;
+import dev.weft.protocol.WmpHeaders;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.EventLoop;
+import io.netty.handler.codec.http.DefaultHttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseEncoder;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.ReferenceCountUtil;
+
+import java.net.InetSocketAddress;
+import java.util.ArrayDeque;
+
+/**
+ * An HTTP/1.1 connection as the {@link Downstream} of its exchanges: the app's calls on a consumer-side sidecar, or a
+ * peer's on a provider-side sidecar reached with {@code --mesh-protocol http1}. It reads what the HTTP/1.1 decoder
+ * passes up ({@link Http1Messages}: a head, body pieces, END, or a rejection), opens an exchange on the listener's
+ * {@link PolicyStack} per request, and writes the answers. Everything the exchange decides is in the exchange.
+ *
+ * <p>HTTP/1.1 answers go back in request order, so one exchange runs at a time per connection; pipelined requests
+ * wait in {@code backlog}, and reading stops while they do, which bounds memory. A head is held until the next piece
+ * of its body (or the end of the read) so that a small request starts with its whole body and crosses the mesh as
+ * one frame: the decoder passes head, body and END as separate messages even when they came in one packet.
+ *
+ * <p>Thread: the connection's Worker event loop only. Buffers: body pieces from the decoder are owned here until
+ * given to the exchange ({@link ProxyExchange#onRequestBody}) or released; answer bodies given by the exchange are
+ * owned here until written (the write releases them; a whole small answer is copied behind its head by
+ * {@link Http1Writer}, which releases the body, and the write releases that buffer).
+ */
+public final class Http1Downstream extends ChannelInboundHandlerAdapter implements Downstream {
+    private final PolicyStack stack;
+    private final boolean addClientAddress;
+    private final ArrayDeque<Object> backlog = new ArrayDeque<>();
+    private ChannelHandlerContext ctx;
+    /** The HTTP encoder's context: a whole answer written through it skips the encoder (see {@link Http1Writer}). */
+    private ChannelHandlerContext rawCtx;
+    private String peer;
+    private String clientAddress;
+
+    /** The request being read, head held until its first body piece or the end of the read. */
+    private RequestHead held;
+    /** The latest body piece, kept back until the next message says whether it is the last. */
+    private ByteBuf heldPiece;
+    /** The exchange of the request being read or answered; null between requests and once it is done. */
+    private ProxyExchange current;
+    /** A request's head was read and its END not yet: what arrives belongs to it. */
+    private boolean inRequest;
+    /** Inside {@link PolicyStack#open}: a refusal there is followed up by {@link #open()} itself. */
+    private boolean opening;
+    private boolean keepAlive;
+    private boolean closing;
+
+    /**
+     * @param addClientAddress append the downstream's address to X-Forwarded-For: true where the downstream is the
+     *                         original client, false on the mesh's second hop (the first hop already added it)
+     */
+    public Http1Downstream(PolicyStack stack, boolean addClientAddress) {
+        this.stack = stack;
+        this.addClientAddress = addClientAddress;
+    }
+
+    /** Netty's decoded requests as Weft's messages, while Netty's decoder reads the listeners (see the adapter). */
+    public static io.netty.channel.ChannelHandler nettyAdapter() {
+        return new NettyRequestAdapter();
+    }
+
+    @Override
+    public void handlerAdded(ChannelHandlerContext ctx) {
+        this.ctx = ctx;
+        this.rawCtx = ctx.pipeline().context(HttpResponseEncoder.class);
+        if (ctx.channel().remoteAddress() instanceof InetSocketAddress a) {
+            peer = a.getAddress().getHostAddress() + ":" + a.getPort();
+            if (addClientAddress) {
+                clientAddress = a.getAddress().getHostAddress();
+            }
+        }
+    }
+
+    @Override
+    public EventLoop loop() {
+        return ctx.channel().eventLoop();
+    }
+
+    /** A whole request is read and its answer not yet done: what comes next is a pipelined request. */
+    private boolean answering() {
+        return current != null && !inRequest;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (closing) {
+            ReferenceCountUtil.release(msg);
+            return;
+        }
+        if (answering() || !backlog.isEmpty()) {
+            backlog.add(msg); // a pipelined request: its turn comes when the current answer is done
+            ctx.channel().config().setAutoRead(false);
+            return;
+        }
+        dispatch(msg);
+    }
+
+    private void dispatch(Object msg) {
+        if (msg instanceof RequestHead h) {
+            inRequest = true;
+            keepAlive = h.keepAlive();
+            held = h;
+            if (h.expectContinue()) {
+                // The client waits for this before it sends its body.
+                ctx.writeAndFlush(Unpooled.wrappedBuffer(CONTINUE), ctx.voidPromise());
+            }
+        } else if (msg instanceof ByteBuf piece) {
+            if (!inRequest) {
+                piece.release();
+                return;
+            }
+            if (held != null) {
+                if (heldPiece == null) {
+                    heldPiece = piece; // hold head and first piece together: END may follow in this read
+                    return;
+                }
+                open();
+            }
+            if (current == null) {
+                piece.release(); // the rest of a request already answered
+                return;
+            }
+            passHeldPiece(false);
+            heldPiece = piece;
+        } else if (msg == Http1Messages.END) {
+            if (!inRequest) {
+                return;
+            }
+            inRequest = false;
+            if (held != null) {
+                open(); // with the whole body in hand
+            } else if (current != null) {
+                passHeldPiece(true);
+            } else {
+                releaseHeldPiece();
+                next();
+            }
+        } else if (msg instanceof Http1Messages.Rejected r) {
+            reject(r);
+        } else {
+            ReferenceCountUtil.release(msg);
+        }
+    }
+
+    @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) {
+        // The body did not all come with the head: start without waiting for it (slow clients, 100-continue).
+        if (held != null && !closing) {
+            open();
+        }
+        ctx.fireChannelReadComplete();
+    }
+
+    /** Opens the exchange for the held head and gives it what body came with it. */
+    private void open() {
+        RequestHead h = held;
+        held = null;
+        opening = true;
+        ProxyExchange x;
+        try {
+            x = stack.open(this, h, peer, clientAddress);
+        } finally {
+            opening = false;
+        }
+        if (x == null) {
+            // Answered at once by a phase. The rest of its body, if any, is dropped as it comes.
+            releaseHeldPiece();
+            if (!closing && !inRequest) {
+                next();
+            }
+            return;
+        }
+        current = x;
+        if (heldPiece != null || !inRequest) {
+            passHeldPiece(!inRequest);
+        }
+        x.carry();
+    }
+
+    /** Gives the held body piece to the exchange ({@code end}: it is the last, or END came with no piece). */
+    private void passHeldPiece(boolean end) {
+        ByteBuf p = heldPiece;
+        heldPiece = null;
+        if (current == null) {
+            if (p != null) {
+                p.release();
+            }
+            return;
+        }
+        current.onRequestBody(p != null ? p : Unpooled.EMPTY_BUFFER, end);
+    }
+
+    private void releaseHeldPiece() {
+        if (heldPiece != null) {
+            heldPiece.release();
+            heldPiece = null;
+        }
+    }
+
+    /** A head the decoder refused: answered, counted, and the connection closed (its framing cannot be trusted). */
+    private void reject(Http1Messages.Rejected r) {
+        SidecarMetrics m = stack.metrics();
+        switch (r.kind()) {
+            case "headers-too-large" -> m.headersTooLarge.increment();
+            case "conflicting-framing" -> m.smuggling.increment();
+            default -> m.badRequests.increment();
+        }
+        ExchangeError e = new ExchangeError(r.status(), r.kind(), r.message(), false);
+        stack.refused(e);
+        releaseHeldPiece();
+        held = null;
+        closing = true;
+        if (current != null) {
+            // The body of a request already under way broke its framing: stop it upstream. An answer already
+            // started cannot be followed by ours.
+            ProxyExchange x = current;
+            current = null;
+            boolean started = x.relayed();
+            x.abort("malformed request body");
+            if (started) {
+                ctx.channel().close();
+                return;
+            }
+        }
+        ctx.channel().config().setAutoRead(false);
+        ctx.writeAndFlush(errorResponse(e, true)).addListener(ChannelFutureListener.CLOSE);
+    }
+
+    // ---- Downstream: what the exchange tells this connection ----
+
+    @Override
+    public void answer(ProxyExchange x, ResponseHead head, ByteBuf body, boolean end) {
+        WmpHeaders f = head.fields();
+        if (f.get("content-length") == null) {
+            if (end) {
+                f.set("content-length", Integer.toString(body.readableBytes()));
+            } else {
+                f.set("transfer-encoding", "chunked");
+            }
+        }
+        if (!keepAlive) {
+            f.set("connection", "close");
+        }
+        HttpResponse response = WmpHeads.response(head.status(), f);
+        if (end && rawCtx != null && Http1Writer.fits(response, body)) {
+            // The usual answer: complete and small. One buffer, one write, past the encoder (which has nothing to
+            // frame: the length is set above and the encoder's state stays at the start of a message).
+            rawCtx.writeAndFlush(Http1Writer.message(ctx.alloc(), response, body), rawCtx.voidPromise());
+            return;
+        }
+        ctx.write(response, ctx.voidPromise());
+        writeBody(x, body, end);
+    }
+
+    @Override
+    public void answerData(ProxyExchange x, ByteBuf body, boolean end) {
+        writeBody(x, body, end);
+    }
+
+    /** Writes an answer body piece; the upstream gets credit back once the socket took it. */
+    private void writeBody(ProxyExchange x, ByteBuf body, boolean end) {
+        int n = body.readableBytes();
+        if (end) {
+            // The last piece goes as the bare buffer, then the shared empty LastHttpContent: the encoder frames a
+            // ByteBuf like content (chunked or not), and this spares a LastHttpContent with its own trailer map.
+            if (n > 0) {
+                ctx.write(body, ctx.voidPromise());
+            } else {
+                body.release();
+            }
+            ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT, ctx.voidPromise());
+        } else {
+            ctx.writeAndFlush(new DefaultHttpContent(body)).addListener(f -> {
+                if (f.isSuccess()) {
+                    x.answerConsumed(n);
+                }
+            });
+        }
+    }
+
+    @Override
+    public void answerError(ProxyExchange x, ExchangeError error, boolean requestComplete) {
+        boolean close = !requestComplete || !keepAlive;
+        ctx.writeAndFlush(errorResponse(error, close)).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+    }
+
+    private HttpResponse errorResponse(ExchangeError e, boolean close) {
+        var r = HttpErrors.response(ctx.alloc(), HttpResponseStatus.valueOf(e.status()), e.kind(), e.getMessage(), close);
+        if (e.retryAfterSeconds() > 0) {
+            r.headers().set(HttpHeaderNames.RETRY_AFTER, e.retryAfterSeconds());
+        }
+        if (e.unprocessed()) {
+            r.headers().set(Deadlines.UNPROCESSED_HEADER, "true"); // never reached an app: safe to retry elsewhere
+        }
+        return r;
+    }
+
+    @Override
+    public void abortAnswer(ProxyExchange x) {
+        closing = true;
+        ctx.flush();
+        ctx.channel().close(); // HTTP/1.1 can only signal a truncated answer by closing
+    }
+
+    @Override
+    public void pauseRequest() {
+        ctx.channel().config().setAutoRead(false);
+    }
+
+    @Override
+    public void requestConsumed(int bytes) {
+        if (inRequest && !closing) {
+            ctx.channel().config().setAutoRead(true);
+            ctx.read();
+        }
+    }
+
+    @Override
+    public void done(ProxyExchange x, boolean close) {
+        if (current != null && current != x) {
+            return;
+        }
+        current = null;
+        if (close || !keepAlive) {
+            closing = true;
+            held = null;
+            releaseHeldPiece();
+            ctx.flush();
+            ctx.channel().close();
+            return;
+        }
+        if (opening) {
+            return; // open() goes on from here
+        }
+        if (!inRequest) {
+            next();
+        } else {
+            // Answered before the body ended (a refusal): drop the rest of it as it comes, then serve what follows.
+            ctx.channel().config().setAutoRead(true);
+            ctx.read();
+        }
+    }
+
+    /** The current request is over, head to END: serve the next pipelined one, or read again. */
+    private void next() {
+        Object o;
+        while (!closing && !answering() && (o = backlog.poll()) != null) {
+            dispatch(o);
+        }
+        if (held != null && !closing) {
+            open(); // a pipelined head whose body is not here yet
+        }
+        if (!closing && !answering()) {
+            ctx.channel().config().setAutoRead(true);
+            ctx.read();
+        }
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        closing = true;
+        held = null; // a head alone holds no buffer
+        releaseHeldPiece();
+        if (current != null) {
+            ProxyExchange x = current;
+            current = null;
+            x.abort("client closed the connection");
+        }
+        Object o;
+        while ((o = backlog.poll()) != null) {
+            ReferenceCountUtil.release(o);
+        }
+        ctx.fireChannelInactive();
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        ctx.close();
+    }
+
+    private static final byte[] CONTINUE = "HTTP/1.1 100 Continue\r\n\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+}

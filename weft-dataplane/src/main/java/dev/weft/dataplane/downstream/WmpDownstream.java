@@ -1,0 +1,179 @@
+package dev.weft.dataplane.downstream;
+
+import dev.weft.dataplane.exchange.Downstream;
+import dev.weft.dataplane.exchange.ExchangeError;
+import dev.weft.dataplane.exchange.PolicyStack;
+import dev.weft.dataplane.exchange.ProxyExchange;
+import dev.weft.dataplane.http.RequestHead;
+import dev.weft.dataplane.http.ResponseHead;
+import dev.weft.dataplane.mesh.MeshSession;
+import dev.weft.dataplane.mesh.MeshStream;
+import dev.weft.dataplane.resilience.Deadlines;
+import dev.weft.protocol.WmpData;
+import dev.weft.protocol.WmpError;
+import dev.weft.protocol.WmpHeaders;
+import dev.weft.protocol.WmpRequest;
+import dev.weft.protocol.WmpResponse;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.EventLoop;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * A WMP stream from a peer sidecar as the {@link Downstream} of its exchange (the provider side): the REQUEST frame
+ * becomes the exchange's head and first body piece, DATA frames the rest, and the answer goes back as a RESPONSE
+ * frame (with its first body piece: one frame for a small answer) and DATA frames, under the stream's flow control.
+ *
+ * <p>Thread: the mesh connection's Worker loop (the app connection is on the same loop). Buffers: the REQUEST
+ * frame's body and DATA frames' bodies are given to the exchange, which owns them from then on; answer bodies given
+ * here are sent on the stream (the WMP encoder releases them).
+ */
+public final class WmpDownstream implements Downstream, MeshStream.Listener {
+    private final MeshStream stream;
+    private final EventLoop loop;
+    private ProxyExchange exchange;
+    /** Answer bytes sent while the stream had no window: credited to the app's connection once it has. */
+    private int pendingConsumed;
+
+    private WmpDownstream(MeshStream stream, EventLoop loop) {
+        this.stream = stream;
+        this.loop = loop;
+    }
+
+    /**
+     * The acceptor of a provider-side mesh connection: one exchange per stream on {@code stack}.
+     *
+     * @param peer the connection's remote address, made once per connection
+     */
+    public static MeshSession.Acceptor acceptor(PolicyStack stack, EventLoop loop, String peer) {
+        return (stream, request) -> {
+            WmpDownstream d = new WmpDownstream(stream, loop);
+            d.start(stack, request, peer);
+            return d;
+        };
+    }
+
+    private void start(PolicyStack stack, WmpRequest r, String peer) {
+        RequestHead head = new RequestHead(r.method(), r.authority(), r.path(), r.headers());
+        ProxyExchange x = stack.open(this, head, peer, null);
+        if (x == null) {
+            r.release(); // answered at once
+            return;
+        }
+        exchange = x;
+        x.onRequestBody(r.body(), r.endStream());
+        x.carry();
+    }
+
+    @Override
+    public EventLoop loop() {
+        return loop;
+    }
+
+    // ---- MeshStream.Listener: what the peer sends ----
+
+    @Override
+    public void onData(WmpData data) {
+        if (exchange == null) {
+            data.release();
+            return;
+        }
+        exchange.onRequestBody(data.body(), data.endStream());
+    }
+
+    @Override
+    public void onWritable() {
+        // The stream has window again: the app's connection may send more of the answer.
+        if (exchange != null && pendingConsumed > 0) {
+            int n = pendingConsumed;
+            pendingConsumed = 0;
+            exchange.answerConsumed(n);
+        }
+        if (exchange != null) {
+            exchange.onWritable();
+        }
+    }
+
+    @Override
+    public void onReset(String reason, boolean refused) {
+        if (exchange != null) {
+            exchange.abort(reason); // the peer cancelled (its deadline, its client gone): stop the app's work now
+        }
+    }
+
+    // ---- Downstream: what the exchange sends back ----
+
+    @Override
+    public void answer(ProxyExchange x, ResponseHead head, ByteBuf body, boolean end) {
+        WmpHeaders fields = head.fields();
+        // An app's answer must never tell the caller's sidecar that it is safe to send the request again.
+        fields.remove(Deadlines.UNPROCESSED_HEADER);
+        int n = body.readableBytes();
+        stream.sendHead(new WmpResponse(stream.id(), end, head.status(), fields, body), n, end);
+        if (!end) {
+            credit(x, n);
+        }
+    }
+
+    @Override
+    public void answerData(ProxyExchange x, ByteBuf body, boolean end) {
+        int n = body.readableBytes();
+        stream.sendData(body, end);
+        if (!end) {
+            credit(x, n);
+        }
+    }
+
+    /** The answer bytes went into the stream: let the app send more while the stream has window, else wait. */
+    private void credit(ProxyExchange x, int n) {
+        if (stream.canSend()) {
+            x.answerConsumed(n);
+        } else {
+            pendingConsumed += n;
+            stream.awaitWritable();
+        }
+    }
+
+    @Override
+    public void answerError(ProxyExchange x, ExchangeError e, boolean requestComplete) {
+        if (stream.isClosed()) {
+            return;
+        }
+        String message = e.getMessage();
+        ByteBuf body = stream.session().channel().alloc().buffer(message.length() + 1);
+        body.writeCharSequence(message + "\n", StandardCharsets.UTF_8);
+        WmpHeaders h = new WmpHeaders(4).add("content-type", "text/plain").add("x-weft-error", e.kind());
+        if (e.retryAfterSeconds() > 0) {
+            h.add("retry-after", Long.toString(e.retryAfterSeconds()));
+        }
+        if (e.unprocessed()) {
+            h.add(Deadlines.UNPROCESSED_HEADER, "true"); // the caller's sidecar may retry it elsewhere
+        }
+        stream.sendHead(new WmpResponse(stream.id(), true, e.status(), h, body), body.readableBytes(), true);
+        if (!requestComplete) {
+            stream.cancel(WmpError.NO_ERROR); // the rest of the body is not wanted
+        }
+    }
+
+    @Override
+    public void abortAnswer(ProxyExchange x) {
+        stream.cancel(WmpError.INTERNAL_ERROR); // the app's answer was cut short: the only honest signal left
+    }
+
+    @Override
+    public void pauseRequest() {
+        // Nothing to do: the peer cannot send past the stream's window, which bounds what is held.
+    }
+
+    @Override
+    public void requestConsumed(int bytes) {
+        if (bytes > 0 && !stream.isClosed()) {
+            stream.consumed(bytes);
+        }
+    }
+
+    @Override
+    public void done(ProxyExchange x, boolean close) {
+        exchange = null; // the stream ends with its last frame; the connection carries on
+    }
+}

@@ -1,0 +1,48 @@
+package dev.weft.dataplane.exchange;
+
+import dev.weft.dataplane.http.ResponseHead;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.EventLoop;
+
+/**
+ * The caller's side of one exchange, as {@link ProxyExchange} sees it: an HTTP/1.1 connection from the app
+ * ({@code downstream/Http1Downstream}) or a WMP stream from a peer sidecar ({@code downstream/WmpDownstream}). The
+ * exchange decides; the downstream only speaks its wire format. This is what removes the direction branches.
+ *
+ * <p>Thread: every method runs on the exchange's Worker loop. Buffers: every {@code ByteBuf} passed in is owned by
+ * the downstream from then on (written, then released by the channel, or released).
+ */
+public interface Downstream {
+
+    EventLoop loop();
+
+    /** The answer's head with its first body bytes ({@code end}: the whole answer). */
+    void answer(ProxyExchange x, ResponseHead head, ByteBuf body, boolean end);
+
+    /**
+     * More of the answer's body. Once the bytes are taken (written to the socket, or into the stream's window) the
+     * downstream calls {@link ProxyExchange#answerConsumed(int)} so that the upstream may send more.
+     */
+    void answerData(ProxyExchange x, ByteBuf body, boolean end);
+
+    /**
+     * The mesh's own answer. {@code requestComplete}: the whole request body was read (otherwise the rest cannot be
+     * skipped safely on HTTP/1.1, and the connection closes; a WMP stream is cancelled).
+     */
+    void answerError(ProxyExchange x, ExchangeError error, boolean requestComplete);
+
+    /** The answer had started and cannot be completed: signal truncation (HTTP/1.1 closes; WMP resets the stream). */
+    void abortAnswer(ProxyExchange x);
+
+    /** Stop reading the request body for now: the upstream cannot take it yet. */
+    void pauseRequest();
+
+    /** {@code bytes} of request body went upstream and the upstream can take more: read on (or credit the peer). */
+    void requestConsumed(int bytes);
+
+    /**
+     * The exchange is over (after the answer's last byte or error). {@code close}: the connection cannot carry another
+     * request (HTTP/1.1: truncated answer, unread request body, or {@code Connection: close}).
+     */
+    void done(ProxyExchange x, boolean close);
+}

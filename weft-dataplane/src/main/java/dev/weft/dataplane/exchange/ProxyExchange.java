@@ -1,0 +1,667 @@
+package dev.weft.dataplane.exchange;
+
+import dev.weft.dataplane.balancing.Cluster;
+import dev.weft.dataplane.balancing.EndpointState;
+import dev.weft.dataplane.collab.Exchange;
+import dev.weft.dataplane.http.RequestHead;
+import dev.weft.dataplane.http.ResponseHead;
+import dev.weft.dataplane.observe.ExchangeTrace;
+import dev.weft.dataplane.resilience.DeadlineTimer;
+import dev.weft.dataplane.resilience.Deadlines;
+import dev.weft.dataplane.resilience.ServicePolicy;
+import dev.weft.dataplane.upstream.UpstreamCall;
+import dev.weft.dataplane.upstream.UpstreamListener;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.EventLoop;
+import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.Promise;
+
+import java.util.ArrayDeque;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One request and its answer, on either side of a sidecar: the one exchange state machine. Its caller is a
+ * {@link Downstream} (the app's HTTP/1.1 connection, or a peer's WMP stream); its decisions are the
+ * {@link PolicyStack}'s phases; its attempts go to the stack's {@code Upstream} (a peer sidecar, or the local app).
+ *
+ * <p>Life: {@link #start} runs the phases' request checks (route, rate limit, outbound limit, deadline, retry budget)
+ * and either answers at once or is handed to the {@code Collaborator}, which runs each attempt's steps: admit (the
+ * balance phase picks an endpoint slot, or waits in its cluster's queue), connect (a call on a pooled connection on
+ * this loop), forward (head, with the whole body when it is here; the future completes at the answer's head), relay.
+ * An attempt that fails before any answer was relayed may be retried (the retry phase decides); every other end goes
+ * through {@link #finish} or {@link #fail}, which run the phases' {@code onEnd} once.
+ *
+ * <p>This object is also the per-request context the phases read and write ({@link #cluster(Cluster)},
+ * {@link #deadline(long)}...), so the phases allocate nothing per request.
+ *
+ * <p>Thread: the downstream's Worker loop only (the upstream connection is on the same loop); the Collaborator's
+ * steps hop onto it ({@link Exchange#onLoop}). Buffers: request body chunks are owned here from
+ * {@link #onRequestBody} until given to the upstream call (which then owns them) or released; the answer's bodies are
+ * owned here until given to the downstream. A body kept for a retry ({@code replayBody}) is released at the end.
+ */
+public final class ProxyExchange extends DeadlineTimer.Entry implements Exchange, UpstreamListener {
+    /** A body up to this size that is already complete rides in the head's frame/write. */
+    private static final int INLINE_BODY_LIMIT = 256 * 1024;
+
+    private final PolicyStack stack;
+    private final Downstream downstream;
+    private final RequestHead head;
+    private final long start;
+    private final ExchangeTrace trace;
+    /** X-Forwarded-For for the next hop: the original client's address, or null on the mesh's second hop. */
+    private final String clientAddress;
+
+    // The per-request context, filled by the phases.
+    private Cluster cluster;
+    private ServicePolicy.Route route;
+    private ServicePolicy policy;
+    private long deadlineNanos;
+    private Object phaseToken;
+    private int phaseCount;
+
+    // Attempts.
+    private int attempts = 1;
+    private EndpointState endpoint;
+    private EndpointState lastEndpoint;
+    private UpstreamCall call;
+    private Promise<Void> answered;
+    private long sentNanos;
+    private int inFlightAtSend;
+    private ByteBuf replayBody;
+
+    // Request body.
+    private final ArrayDeque<ByteBuf> pendingBody = new ArrayDeque<>(2);
+    private boolean requestComplete;
+    private int uncredited;
+
+    // Answer.
+    private ResponseHead answerHead;
+    private ByteBuf answerBody;
+    private boolean answerEnd;
+    /** Answer chunks that came before the head was relayed (virtual-thread Collaborator only); made when needed. */
+    private ArrayDeque<Object> pendingAnswer;
+    private boolean relayed;
+    private boolean finished;
+    private int status;
+    private long bytesIn;
+    private long bytesOut;
+
+    ProxyExchange(PolicyStack stack, Downstream downstream, RequestHead head, long start, ExchangeTrace trace,
+                  String clientAddress) {
+        this.stack = stack;
+        this.downstream = downstream;
+        this.head = head;
+        this.start = start;
+        this.trace = trace;
+        this.clientAddress = clientAddress;
+    }
+
+    // ---- the context the phases use ----
+
+    public RequestHead head() {
+        return head;
+    }
+
+    public ExchangeTrace trace() {
+        return trace;
+    }
+
+    public long startNanos() {
+        return start;
+    }
+
+    public PolicyStack stack() {
+        return stack;
+    }
+
+    public Cluster cluster() {
+        return cluster;
+    }
+
+    /** Set by the route phase: where the request goes, the policy route it matched, and so its policy. */
+    public void route(Cluster cluster, ServicePolicy.Route route) {
+        this.cluster = cluster;
+        this.route = route;
+        this.policy = route != null ? route.policy() : cluster.policy();
+    }
+
+    public ServicePolicy.Route policyRoute() {
+        return route;
+    }
+
+    public ServicePolicy policy() {
+        return policy;
+    }
+
+    /** The absolute deadline (System.nanoTime terms), 0 for none. */
+    public long deadline() {
+        return deadlineNanos;
+    }
+
+    public void deadline(long nanos) {
+        deadlineNanos = nanos;
+    }
+
+    /**
+     * One phase's per-request value (the outbound limit's place); a single slot, because only one phase needs one.
+     * Kept as an Object to avoid a field per phase in this class; the phase that sets it is the one that reads it.
+     */
+    public Object phaseToken() {
+        return phaseToken;
+    }
+
+    public void phaseToken(Object token) {
+        phaseToken = token;
+    }
+
+    /** An int beside {@link #phaseToken()} (the in-flight count the outbound limit saw). */
+    private int phaseInt;
+
+    public int phaseInt() {
+        return phaseInt;
+    }
+
+    public void phaseInt(int v) {
+        phaseInt = v;
+    }
+
+    public int attempts() {
+        return attempts;
+    }
+
+    public EndpointState endpoint() {
+        return endpoint;
+    }
+
+    /** The endpoint the previous attempt went to: a retry's pick avoids it. */
+    public EndpointState lastEndpoint() {
+        return lastEndpoint;
+    }
+
+    /** When the current attempt's head went upstream (0 before). */
+    public long sentNanos() {
+        return sentNanos;
+    }
+
+    public int inFlightAtSend() {
+        return inFlightAtSend;
+    }
+
+    public boolean requestComplete() {
+        return requestComplete;
+    }
+
+    /** Whether a retry could send the same body again: none was sent yet, it was kept whole, or it is empty. */
+    public boolean bodyReplayable() {
+        return sentNanos == 0 || replayBody != null || (requestComplete && pendingBody.isEmpty() && bytesIn == 0);
+    }
+
+    /**
+     * Whether another attempt is still possible: nothing of an answer was relayed, and the attempt that just ended
+     * did not start an answer that streams (an error answer is dropped for a retry only when it came whole).
+     */
+    public boolean canRetryNow() {
+        return !finished && !relayed && !streamingHead;
+    }
+
+    /** Whether an answer has started downstream. */
+    public boolean relayed() {
+        return relayed;
+    }
+
+    /** The current attempt's answer head came without its whole body. */
+    private boolean streamingHead;
+
+    // ---- lifecycle ----
+
+    /**
+     * Runs the phases' request checks. Returns true when the exchange is to be carried (the caller hands it to the
+     * Collaborator), false when it was answered at once (the downstream already has the error).
+     */
+    boolean start() {
+        Phase[] phases = stack.phases();
+        for (int i = 0; i < phases.length; i++) {
+            ExchangeError e = phases[i].onRequest(this);
+            if (e != null) {
+                phaseCount = i;
+                end(e);
+                downstream.answerError(this, e, requestComplete);
+                downstream.done(this, e.status() == 400); // a bad head: its framing cannot be trusted
+                return false;
+            }
+        }
+        phaseCount = phases.length;
+        if (deadlineNanos != 0) {
+            DeadlineTimer.of(loop()).add(this, deadlineNanos);
+        }
+        return true;
+    }
+
+    /** Hands the exchange to the Collaborator, once the downstream gave it what body came with the head. */
+    public void carry() {
+        stack.collaborator().carry(this);
+    }
+
+    @Override
+    public EventLoop loop() {
+        return downstream.loop();
+    }
+
+    @Override
+    public Future<?> admit() {
+        return Exchange.onLoop(loop(), () -> {
+            if (finished) {
+                return loop().newFailedFuture(ABANDONED);
+            }
+            Future<EndpointState> f = stack.balance().admit(this);
+            if (f.isDone()) {
+                admitted(f);
+            } else {
+                f.addListener(x -> admitted(f));
+            }
+            return f;
+        });
+    }
+
+    private void admitted(Future<EndpointState> f) {
+        if (!f.isSuccess()) {
+            return;
+        }
+        endpoint = f.getNow();
+        if (finished) {
+            releaseSlot(); // the client left while we waited for capacity
+        } else {
+            trace.admitted(cluster.service(), endpoint.endpoint().id(), endpoint.address());
+        }
+    }
+
+    @Override
+    public Future<?> connect() {
+        return Exchange.onLoop(loop(), () -> {
+            if (finished || endpoint == null) {
+                return loop().newFailedFuture(ABANDONED);
+            }
+            EndpointState target = endpoint;
+            Future<UpstreamCall> f = stack.upstream().open(loop(), target.endpoint(), target.address(), this);
+            if (f.isDone()) {
+                connected(target, f);
+            } else {
+                f.addListener(x -> connected(target, f));
+            }
+            return f;
+        });
+    }
+
+    private void connected(EndpointState target, Future<UpstreamCall> f) {
+        if (!f.isSuccess()) {
+            return;
+        }
+        target.markReachable();
+        call = f.getNow();
+        trace.connected();
+        if (finished) {
+            cancelCall();
+        }
+    }
+
+    @Override
+    public Future<?> forward() {
+        return Exchange.onLoop(loop(), () -> {
+            if (finished || call == null) {
+                return loop().newFailedFuture(ABANDONED);
+            }
+            answered = loop().newPromise();
+            sendHead();
+            return answered;
+        });
+    }
+
+    /**
+     * Sends the head. When the whole body is already here (the common small request), it rides with the head: one
+     * WMP frame (or one HTTP/1.1 write) per request instead of two.
+     */
+    private void sendHead() {
+        ByteBuf body = Unpooled.EMPTY_BUFFER;
+        boolean end = false;
+        if (replayBody != null) {
+            body = replayBody.retainedDuplicate(); // a retry resends the body kept from the first attempt
+            end = true;
+        } else if (pendingBody.isEmpty() && requestComplete) {
+            end = true; // no body, or a retry of a request whose (empty) body was already sent
+        } else if (requestComplete && pendingBody.size() == 1 && pendingBody.peek().readableBytes() <= INLINE_BODY_LIMIT) {
+            body = pendingBody.poll();
+            end = true;
+            if (stack.retries() && policy.retry().attempts() > 1) {
+                replayBody = body.retainedDuplicate();
+            }
+        }
+        if (deadlineNanos != 0) {
+            // Passes on what is left of the budget, so that the next hop (and an app that forwards it) stays inside.
+            long remainingMs = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime()));
+            head.fields().set(Deadlines.DEADLINE_HEADER, Long.toString(remainingMs));
+        }
+        int n = body.readableBytes();
+        stack.traffic().bytesIn(n);
+        bytesIn += n;
+        sentNanos = System.nanoTime();
+        inFlightAtSend = endpoint.inFlight();
+        call.sendHead(head, stack.authority(this), clientAddress, body, end);
+        trace.sent();
+        if (!end) {
+            uncredited += n;
+        }
+        pumpBody();
+    }
+
+    /** A body chunk from the downstream ({@code end}: the last one). Owned here from now on. */
+    public void onRequestBody(ByteBuf chunk, boolean end) {
+        if (end) {
+            requestComplete = true;
+        }
+        if (finished) {
+            chunk.release();
+            return;
+        }
+        pendingBody.add(chunk);
+        if (call != null && answered != null) {
+            pumpBody();
+        } else if (!end) {
+            downstream.pauseRequest(); // not forwarded yet: hold what is decoded, read on once we are
+        }
+    }
+
+    /** Moves request body chunks upstream as far as the upstream's flow control allows. */
+    private void pumpBody() {
+        if (call == null || finished) {
+            return;
+        }
+        ByteBuf c;
+        while ((c = pendingBody.peek()) != null && call.canSend()) {
+            pendingBody.poll();
+            boolean last = requestComplete && pendingBody.isEmpty();
+            int n = c.readableBytes();
+            stack.traffic().bytesIn(n);
+            bytesIn += n;
+            uncredited += n;
+            call.sendData(c, last);
+        }
+        if (!pendingBody.isEmpty()) {
+            downstream.pauseRequest();
+            call.awaitWritable();
+        } else if (call.canSend()) {
+            int n = uncredited;
+            uncredited = 0;
+            downstream.requestConsumed(n);
+        } else if (uncredited > 0) {
+            call.awaitWritable(); // the upstream's socket backs up: credit the downstream once it drains
+        }
+    }
+
+    @Override
+    public void onWritable() {
+        pumpBody();
+    }
+
+    @Override
+    public void onResponseHead(ResponseHead h, ByteBuf body, boolean end) {
+        if (finished) {
+            body.release();
+            return;
+        }
+        int code = h.status();
+        boolean unprocessed = stack.trustsUnprocessed() && code >= 500 && h.get(Deadlines.UNPROCESSED_HEADER) != null;
+        streamingHead = !end;
+        if (attempt(code, unprocessed, null)) {
+            body.release(); // the whole (error) answer is here: drop it and try another endpoint
+            call = null;
+            retry();
+            return;
+        }
+        answerHead = h;
+        answerBody = body;
+        answerEnd = end;
+        status = code;
+        for (Phase p : stack.phases()) {
+            p.onAnswer(this, code);
+        }
+        trace.firstByte(code);
+        answered.trySuccess(null);
+    }
+
+    /** Tells every phase how an attempt ended; true if one asks for another attempt and one is possible. */
+    private boolean attempt(int code, boolean unprocessed, Throwable failure) {
+        boolean again = false;
+        for (Phase p : stack.phases()) {
+            again |= p.onAttempt(this, code, unprocessed, failure);
+        }
+        return again && canRetryNow();
+    }
+
+    @Override
+    public void relay() {
+        if (finished || answerHead == null) {
+            return;
+        }
+        relayed = true;
+        ResponseHead h = answerHead;
+        ByteBuf body = answerBody;
+        answerHead = null;
+        answerBody = null;
+        int n = body.readableBytes();
+        stack.traffic().bytesOut(n);
+        bytesOut += n;
+        downstream.answer(this, h, body, answerEnd);
+        if (answerEnd) {
+            finish(false);
+            return;
+        }
+        Object o;
+        while (pendingAnswer != null && (o = pendingAnswer.poll()) != null) {
+            boolean last = pendingAnswer.peek() == LAST;
+            if (last) {
+                pendingAnswer.poll();
+            }
+            answerData((ByteBuf) o, last);
+            if (last) {
+                return;
+            }
+        }
+    }
+
+    @Override
+    public void onResponseData(ByteBuf body, boolean end) {
+        if (finished) {
+            body.release();
+            return;
+        }
+        if (!relayed) {
+            // The virtual-thread Collaborator has not relayed the head yet; keep order.
+            if (pendingAnswer == null) {
+                pendingAnswer = new ArrayDeque<>(4);
+            }
+            pendingAnswer.add(body);
+            if (end) {
+                pendingAnswer.add(LAST);
+            }
+            return;
+        }
+        answerData(body, end);
+    }
+
+    private void answerData(ByteBuf body, boolean end) {
+        int n = body.readableBytes();
+        stack.traffic().bytesOut(n);
+        bytesOut += n;
+        downstream.answerData(this, body, end);
+        if (end) {
+            finish(false);
+        }
+    }
+
+    /** The downstream took {@code bytes} of the answer: the upstream may send as much more. */
+    public void answerConsumed(int bytes) {
+        UpstreamCall c = call;
+        if (c != null && bytes > 0) {
+            c.consumed(bytes);
+        }
+    }
+
+    @Override
+    public void onReset(String reason, boolean refused) {
+        if (finished) {
+            return;
+        }
+        stack.metrics().streamsReset.increment();
+        call = null;
+        if (!relayed) {
+            fail(new Failures.UpstreamReset(reason, refused));
+            return;
+        }
+        // The answer already started; all that is left is to signal truncation.
+        finished = true;
+        downstream.abortAnswer(this);
+        String kind = stack.toApp() ? "app-reset" : "upstream-reset";
+        int code = stack.toApp() ? 502 : status;
+        end(null);
+        stack.traffic().finished(code, start, stack.toApp());
+        trace.end(code, bytesIn, bytesOut, kind);
+        downstream.done(this, true);
+    }
+
+    @Override
+    public void fail(Throwable cause) {
+        if (finished || cause == SUPERSEDED || cause == ABANDONED) {
+            return;
+        }
+        boolean unprocessed = Failures.unprocessed(cause);
+        if (attempt(0, unprocessed, cause)) {
+            retry();
+            return;
+        }
+        ExchangeError e = Failures.toError(cause, this);
+        finished = true;
+        cancelCall();
+        end(e);
+        stack.traffic().finished(e.status(), start, true);
+        trace.end(e.status(), bytesIn, bytesOut, e.kind());
+        downstream.answerError(this, e, requestComplete);
+        downstream.done(this, !requestComplete);
+    }
+
+    /** The answer's last byte went downstream. */
+    private void finish(boolean close) {
+        if (finished) {
+            return;
+        }
+        finished = true;
+        if (!requestComplete) {
+            cancelCall(); // answered before the request body ended: the upstream connection cannot be reused
+        }
+        call = null; // the call returns its connection to the pool itself once both directions are done
+        end(null);
+        stack.traffic().finished(status, start, false);
+        trace.end(status, bytesIn, bytesOut, null);
+        downstream.done(this, close || !requestComplete);
+    }
+
+    /** The downstream went away first (client closed, stream cancelled): stop the work upstream and free its slot. */
+    public void abort(String why) {
+        if (finished) {
+            return;
+        }
+        finished = true;
+        cancelCall();
+        if (answered != null) {
+            answered.tryFailure(ABANDONED);
+        }
+        end(null);
+        stack.traffic().finished(499, start, false);
+        trace.end(499, bytesIn, bytesOut, "downstream-closed");
+    }
+
+    private void retry() {
+        attempts++;
+        lastEndpoint = endpoint != null ? endpoint : lastEndpoint;
+        cancelCall();
+        releaseSlot();
+        if (answered != null) {
+            answered.tryFailure(SUPERSEDED); // ends the previous attempt's Collaborator chain
+        }
+        answered = null;
+        sentNanos = 0;
+        streamingHead = false;
+        stack.collaborator().carry(this);
+    }
+
+    /** The deadline passed before the answer started: cancel upstream (frees its slot there too) and say 504. */
+    @Override
+    protected void expired() {
+        if (finished || relayed) {
+            return;
+        }
+        Failures.Timeout t = new Failures.Timeout(stack.toApp());
+        if (answered != null) {
+            answered.tryFailure(t);
+        }
+        fail(t);
+    }
+
+    /** Runs the phases' onEnd (in reverse) and frees what the exchange holds. */
+    private void end(ExchangeError error) {
+        Phase[] phases = stack.phases();
+        for (int i = phaseCount - 1; i >= 0; i--) {
+            phases[i].onEnd(this, error);
+        }
+        phaseCount = 0;
+        releaseSlot();
+        releasePending();
+    }
+
+    private void cancelCall() {
+        if (call != null) {
+            UpstreamCall c = call;
+            call = null;
+            c.cancel();
+        }
+    }
+
+    private void releaseSlot() {
+        if (endpoint != null) {
+            EndpointState e = endpoint;
+            endpoint = null;
+            cluster.release(e);
+        }
+    }
+
+    private void releasePending() {
+        ByteBuf c;
+        while ((c = pendingBody.poll()) != null) {
+            c.release();
+        }
+        Object o;
+        while (pendingAnswer != null && (o = pendingAnswer.poll()) != null) {
+            if (o instanceof ByteBuf b) {
+                b.release();
+            }
+        }
+        if (answerBody != null) {
+            answerBody.release();
+            answerBody = null;
+        }
+        if (replayBody != null) {
+            replayBody.release();
+            replayBody = null;
+        }
+        cancelDeadline();
+    }
+
+    /** Marks the end of the answer in {@code pendingAnswer}. */
+    private static final Object LAST = new Object();
+
+    /** Completes an attempt that a retry replaced; its Collaborator chain ignores it. */
+    private static final Exception SUPERSEDED = new Exception("superseded by a retry", null, false, false) {};
+
+    /** A step found the exchange already over (the client left); nothing is to be answered. */
+    private static final Exception ABANDONED = new Exception("exchange abandoned", null, false, false) {};
+}

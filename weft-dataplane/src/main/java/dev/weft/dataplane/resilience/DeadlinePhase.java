@@ -1,0 +1,25 @@
+package dev.weft.dataplane.resilience;
+
+import dev.weft.dataplane.exchange.ExchangeError;
+import dev.weft.dataplane.exchange.Phase;
+import dev.weft.dataplane.exchange.ProxyExchange;
+
+/**
+ * The request's deadline: the policy's timeout, cut short by any budget that came with it
+ * ({@code x-weft-deadline-ms}, see {@link Deadlines}). The exchange arms its Worker's {@link DeadlineTimer} with it
+ * and passes on what is left at each send; past it, the exchange answers 504.
+ *
+ * <p>Thread: the exchange's loop; stateless.
+ */
+public final class DeadlinePhase implements Phase {
+    @Override
+    public String name() {
+        return "deadline";
+    }
+
+    @Override
+    public ExchangeError onRequest(ProxyExchange x) {
+        x.deadline(Deadlines.deadline(x.startNanos(), x.policy().timeout(), x.head().get(Deadlines.DEADLINE_HEADER)));
+        return null;
+    }
+}
