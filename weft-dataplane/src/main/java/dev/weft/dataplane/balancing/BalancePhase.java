@@ -2,7 +2,7 @@ package dev.weft.dataplane.balancing;
 
 import dev.weft.dataplane.exchange.Failures;
 import dev.weft.dataplane.exchange.Phase;
-import dev.weft.dataplane.exchange.ProxyExchange;
+import dev.weft.dataplane.exchange.ExchangeContext;
 import dev.weft.dataplane.metrics.SidecarMetrics;
 import dev.weft.dataplane.upstream.Upstream;
 import io.netty.util.concurrent.Future;
@@ -40,7 +40,7 @@ public final class BalancePhase implements Phase {
     }
 
     /** The Collaborator's admit step: a slot now, or a place in the cluster's queue. Completes on the exchange's loop. */
-    public Future<EndpointState> admit(ProxyExchange x) {
+    public Future<EndpointState> admit(ExchangeContext x) {
         Cluster c = x.cluster();
         if (app) {
             Future<EndpointState> f = c.acquire(x.loop());
@@ -63,7 +63,7 @@ public final class BalancePhase implements Phase {
     }
 
     @Override
-    public boolean onAttempt(ProxyExchange x, int status, boolean unprocessed, Throwable failure) {
+    public boolean onAttempt(ExchangeContext x, int status, boolean unprocessed, Throwable failure) {
         EndpointState e = x.endpoint();
         if (e == null) {
             return false;

@@ -21,7 +21,7 @@ public final class Failures {
                 || cause instanceof ExchangeError e && e.unprocessed();
     }
 
-    static ExchangeError toError(Throwable cause, ProxyExchange x) {
+    static ExchangeError toError(Throwable cause, ExchangeContext x) {
         PolicyStack stack = x.stack();
         boolean app = stack.toApp();
         Cluster cluster = x.cluster();

@@ -3,7 +3,7 @@ package dev.weft.dataplane.exchange;
 /**
  * One policy decision in an exchange's life: route, rate limit, outbound limit, deadline, retry, balance. Phases are
  * built once per listener and shared by all its exchanges; whatever a phase needs to remember about one request it
- * keeps in that request's {@link ProxyExchange} (the per-request context), so a phase allocates nothing per request.
+ * keeps in that request's {@link ExchangeContext}, so a phase allocates nothing per request.
  * {@link PolicyStack} assembles them in order and says why each sits where it does.
  *
  * <p>Thread: every hook runs on the exchange's Worker loop. Hooks must not block.
@@ -19,7 +19,7 @@ public interface Phase {
      *
      * @return null to go on, or the error to answer with at once
      */
-    default ExchangeError onRequest(ProxyExchange x) {
+    default ExchangeError onRequest(ExchangeContext x) {
         return null;
     }
 
@@ -31,12 +31,12 @@ public interface Phase {
      * @return true to ask for another attempt (only the retry phase does); the exchange still checks that one is
      *         possible (no answer relayed yet)
      */
-    default boolean onAttempt(ProxyExchange x, int status, boolean unprocessed, Throwable failure) {
+    default boolean onAttempt(ExchangeContext x, int status, boolean unprocessed, Throwable failure) {
         return false;
     }
 
     /** The answer's head is accepted and about to be relayed downstream (no more attempts). */
-    default void onAnswer(ProxyExchange x, int status) {}
+    default void onAnswer(ExchangeContext x, int status) {}
 
     /**
      * The exchange is over: answered, failed or abandoned. Runs in reverse stack order, once, for each phase whose
@@ -44,5 +44,5 @@ public interface Phase {
      *
      * @param error the mesh's own error when it answered with one, else null
      */
-    default void onEnd(ProxyExchange x, ExchangeError error) {}
+    default void onEnd(ExchangeContext x, ExchangeError error) {}
 }

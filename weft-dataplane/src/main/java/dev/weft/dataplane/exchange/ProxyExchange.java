@@ -32,186 +32,71 @@ import java.util.concurrent.TimeUnit;
  * An attempt that fails before any answer was relayed may be retried (the retry phase decides); every other end goes
  * through {@link #finish} or {@link #fail}, which run the phases' {@code onEnd} once.
  *
- * <p>This object is also the per-request context the phases read and write ({@link #cluster(Cluster)},
- * {@link #deadline(long)}...), so the phases allocate nothing per request.
+ * <p>This object is also the per-request context the phases read and write ({@link ExchangeContext}), so the phases
+ * allocate nothing per request.
  *
  * <p>Thread: the downstream's Worker loop only (the upstream connection is on the same loop); the Collaborator's
  * steps hop onto it ({@link Exchange#onLoop}). Buffers: request body chunks are owned here from
  * {@link #onRequestBody} until given to the upstream call (which then owns them) or released; the answer's bodies are
- * owned here until given to the downstream. A body kept for a retry ({@code replayBody}) is released at the end.
+ * owned here until given to the downstream. A body kept for a retry ({@link RequestBody}) is released at the end.
  */
-public final class ProxyExchange extends DeadlineTimer.Entry implements Exchange, UpstreamListener {
-    /** A body up to this size that is already complete rides in the head's frame/write. */
-    private static final int INLINE_BODY_LIMIT = 256 * 1024;
-
-    private final PolicyStack stack;
+public final class ProxyExchange extends ExchangeContext implements Exchange, UpstreamListener {
     private final Downstream downstream;
-    private final RequestHead head;
-    private final long start;
-    private final ExchangeTrace trace;
     /** X-Forwarded-For for the next hop: the original client's address, or null on the mesh's second hop. */
     private final String clientAddress;
-
-    // The per-request context, filled by the phases.
-    private Cluster cluster;
-    private ServicePolicy.Route route;
-    private ServicePolicy policy;
-    private long deadlineNanos;
-    private Object phaseToken;
+    /** How many phases' onRequest ran: those, and only those, get onEnd. */
     private int phaseCount;
 
-    // Attempts.
-    private int attempts = 1;
-    private EndpointState endpoint;
-    private EndpointState lastEndpoint;
+    // The current attempt.
     private UpstreamCall call;
     private Promise<Void> answered;
-    private long sentNanos;
-    private int inFlightAtSend;
-    private ByteBuf replayBody;
+    /** The current attempt's answer head came without its whole body. */
+    private boolean streamingHead;
 
     // Request body.
-    private final ArrayDeque<ByteBuf> pendingBody = new ArrayDeque<>(2);
-    private boolean requestComplete;
-    private int uncredited;
+    private final RequestBody body = new RequestBody();
 
     // Answer.
     private ResponseHead answerHead;
     private ByteBuf answerBody;
     private boolean answerEnd;
     /** Answer chunks that came before the head was relayed (virtual-thread Collaborator only); made when needed. */
-    private ArrayDeque<Object> pendingAnswer;
+    private ArrayDeque<ByteBuf> pendingAnswer;
+    /** The answer's last piece is in {@code pendingAnswer}. */
+    private boolean pendingAnswerEnd;
     private boolean relayed;
     private boolean finished;
     private int status;
-    private long bytesIn;
     private long bytesOut;
 
     ProxyExchange(PolicyStack stack, Downstream downstream, RequestHead head, long start, ExchangeTrace trace,
                   String clientAddress) {
-        this.stack = stack;
+        super(stack, head, start, trace);
         this.downstream = downstream;
-        this.head = head;
-        this.start = start;
-        this.trace = trace;
         this.clientAddress = clientAddress;
     }
 
-    // ---- the context the phases use ----
+    // ---- what the context leaves to the exchange ----
 
-    public RequestHead head() {
-        return head;
-    }
-
-    public ExchangeTrace trace() {
-        return trace;
-    }
-
-    public long startNanos() {
-        return start;
-    }
-
-    public PolicyStack stack() {
-        return stack;
-    }
-
-    public Cluster cluster() {
-        return cluster;
-    }
-
-    /** Set by the route phase: where the request goes, the policy route it matched, and so its policy. */
-    public void route(Cluster cluster, ServicePolicy.Route route) {
-        this.cluster = cluster;
-        this.route = route;
-        this.policy = route != null ? route.policy() : cluster.policy();
-    }
-
-    public ServicePolicy.Route policyRoute() {
-        return route;
-    }
-
-    public ServicePolicy policy() {
-        return policy;
-    }
-
-    /** The absolute deadline (System.nanoTime terms), 0 for none. */
-    public long deadline() {
-        return deadlineNanos;
-    }
-
-    public void deadline(long nanos) {
-        deadlineNanos = nanos;
-    }
-
-    /**
-     * One phase's per-request value (the outbound limit's place); a single slot, because only one phase needs one.
-     * Kept as an Object to avoid a field per phase in this class; the phase that sets it is the one that reads it.
-     */
-    public Object phaseToken() {
-        return phaseToken;
-    }
-
-    public void phaseToken(Object token) {
-        phaseToken = token;
-    }
-
-    /** An int beside {@link #phaseToken()} (the in-flight count the outbound limit saw). */
-    private int phaseInt;
-
-    public int phaseInt() {
-        return phaseInt;
-    }
-
-    public void phaseInt(int v) {
-        phaseInt = v;
-    }
-
-    public int attempts() {
-        return attempts;
-    }
-
-    public EndpointState endpoint() {
-        return endpoint;
-    }
-
-    /** The endpoint the previous attempt went to: a retry's pick avoids it. */
-    public EndpointState lastEndpoint() {
-        return lastEndpoint;
-    }
-
-    /** When the current attempt's head went upstream (0 before). */
-    public long sentNanos() {
-        return sentNanos;
-    }
-
-    public int inFlightAtSend() {
-        return inFlightAtSend;
-    }
-
+    @Override
     public boolean requestComplete() {
-        return requestComplete;
+        return body.complete();
     }
 
-    /** Whether a retry could send the same body again: none was sent yet, it was kept whole, or it is empty. */
+    @Override
     public boolean bodyReplayable() {
-        return sentNanos == 0 || replayBody != null || (requestComplete && pendingBody.isEmpty() && bytesIn == 0);
+        return body.replayable(sentNanos != 0);
     }
 
-    /**
-     * Whether another attempt is still possible: nothing of an answer was relayed, and the attempt that just ended
-     * did not start an answer that streams (an error answer is dropped for a retry only when it came whole).
-     */
+    @Override
     public boolean canRetryNow() {
         return !finished && !relayed && !streamingHead;
     }
 
-    /** Whether an answer has started downstream. */
+    @Override
     public boolean relayed() {
         return relayed;
     }
-
-    /** The current attempt's answer head came without its whole body. */
-    private boolean streamingHead;
 
     // ---- lifecycle ----
 
@@ -226,7 +111,7 @@ public final class ProxyExchange extends DeadlineTimer.Entry implements Exchange
             if (e != null) {
                 phaseCount = i;
                 end(e);
-                downstream.answerError(this, e, requestComplete);
+                downstream.answerError(this, e, body.complete());
                 downstream.done(this, e.status() == 400); // a bad head: its framing cannot be trusted
                 return false;
             }
@@ -322,48 +207,29 @@ public final class ProxyExchange extends DeadlineTimer.Entry implements Exchange
      * WMP frame (or one HTTP/1.1 write) per request instead of two.
      */
     private void sendHead() {
-        ByteBuf body = Unpooled.EMPTY_BUFFER;
-        boolean end = false;
-        if (replayBody != null) {
-            body = replayBody.retainedDuplicate(); // a retry resends the body kept from the first attempt
-            end = true;
-        } else if (pendingBody.isEmpty() && requestComplete) {
-            end = true; // no body, or a retry of a request whose (empty) body was already sent
-        } else if (requestComplete && pendingBody.size() == 1 && pendingBody.peek().readableBytes() <= INLINE_BODY_LIMIT) {
-            body = pendingBody.poll();
-            end = true;
-            if (stack.retries() && policy.retry().attempts() > 1) {
-                replayBody = body.retainedDuplicate();
-            }
-        }
+        boolean end = body.wholeForHead();
+        ByteBuf first = body.forHead(end && stack.retries() && policy.retry().attempts() > 1);
         if (deadlineNanos != 0) {
             // Passes on what is left of the budget, so that the next hop (and an app that forwards it) stays inside.
             long remainingMs = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime()));
             head.fields().set(Deadlines.DEADLINE_HEADER, Long.toString(remainingMs));
         }
-        int n = body.readableBytes();
-        stack.traffic().bytesIn(n);
-        bytesIn += n;
+        stack.traffic().bytesIn(first.readableBytes());
         sentNanos = System.nanoTime();
         inFlightAtSend = endpoint.inFlight();
-        call.sendHead(head, stack.authority(this), clientAddress, body, end);
+        call.sendHead(head, stack.authority(this), clientAddress, first, end);
         trace.sent();
-        if (!end) {
-            uncredited += n;
-        }
         pumpBody();
     }
 
-    /** A body chunk from the downstream ({@code end}: the last one). Owned here from now on. */
-    public void onRequestBody(ByteBuf chunk, boolean end) {
-        if (end) {
-            requestComplete = true;
-        }
+    /** A body piece from the downstream ({@code end}: the last one). Owned here from now on. */
+    public void onRequestBody(ByteBuf piece, boolean end) {
         if (finished) {
-            chunk.release();
+            body.add(piece, end); // only to learn that it is complete
+            body.release();
             return;
         }
-        pendingBody.add(chunk);
+        body.add(piece, end);
         if (call != null && answered != null) {
             pumpBody();
         } else if (!end) {
@@ -371,29 +237,17 @@ public final class ProxyExchange extends DeadlineTimer.Entry implements Exchange
         }
     }
 
-    /** Moves request body chunks upstream as far as the upstream's flow control allows. */
+    /** Moves request body pieces upstream as far as the upstream's flow control allows. */
     private void pumpBody() {
         if (call == null || finished) {
             return;
         }
-        ByteBuf c;
-        while ((c = pendingBody.peek()) != null && call.canSend()) {
-            pendingBody.poll();
-            boolean last = requestComplete && pendingBody.isEmpty();
-            int n = c.readableBytes();
-            stack.traffic().bytesIn(n);
-            bytesIn += n;
-            uncredited += n;
-            call.sendData(c, last);
-        }
-        if (!pendingBody.isEmpty()) {
+        if (!body.pump(call, stack.traffic())) {
             downstream.pauseRequest();
             call.awaitWritable();
         } else if (call.canSend()) {
-            int n = uncredited;
-            uncredited = 0;
-            downstream.requestConsumed(n);
-        } else if (uncredited > 0) {
+            downstream.requestConsumed(body.takeCredit());
+        } else if (body.owesCredit()) {
             call.awaitWritable(); // the upstream's socket backs up: credit the downstream once it drains
         }
     }
@@ -456,16 +310,9 @@ public final class ProxyExchange extends DeadlineTimer.Entry implements Exchange
             finish(false);
             return;
         }
-        Object o;
-        while (pendingAnswer != null && (o = pendingAnswer.poll()) != null) {
-            boolean last = pendingAnswer.peek() == LAST;
-            if (last) {
-                pendingAnswer.poll();
-            }
-            answerData((ByteBuf) o, last);
-            if (last) {
-                return;
-            }
+        ByteBuf b;
+        while (pendingAnswer != null && (b = pendingAnswer.poll()) != null) {
+            answerData(b, pendingAnswerEnd && pendingAnswer.isEmpty());
         }
     }
 
@@ -481,9 +328,7 @@ public final class ProxyExchange extends DeadlineTimer.Entry implements Exchange
                 pendingAnswer = new ArrayDeque<>(4);
             }
             pendingAnswer.add(body);
-            if (end) {
-                pendingAnswer.add(LAST);
-            }
+            pendingAnswerEnd = end;
             return;
         }
         answerData(body, end);
@@ -525,7 +370,7 @@ public final class ProxyExchange extends DeadlineTimer.Entry implements Exchange
         int code = stack.toApp() ? 502 : status;
         end(null);
         stack.traffic().finished(code, start, stack.toApp());
-        trace.end(code, bytesIn, bytesOut, kind);
+        trace.end(code, body.sent(), bytesOut, kind);
         downstream.done(this, true);
     }
 
@@ -544,9 +389,9 @@ public final class ProxyExchange extends DeadlineTimer.Entry implements Exchange
         cancelCall();
         end(e);
         stack.traffic().finished(e.status(), start, true);
-        trace.end(e.status(), bytesIn, bytesOut, e.kind());
-        downstream.answerError(this, e, requestComplete);
-        downstream.done(this, !requestComplete);
+        trace.end(e.status(), body.sent(), bytesOut, e.kind());
+        downstream.answerError(this, e, body.complete());
+        downstream.done(this, !body.complete());
     }
 
     /** The answer's last byte went downstream. */
@@ -555,14 +400,14 @@ public final class ProxyExchange extends DeadlineTimer.Entry implements Exchange
             return;
         }
         finished = true;
-        if (!requestComplete) {
+        if (!body.complete()) {
             cancelCall(); // answered before the request body ended: the upstream connection cannot be reused
         }
         call = null; // the call returns its connection to the pool itself once both directions are done
         end(null);
         stack.traffic().finished(status, start, false);
-        trace.end(status, bytesIn, bytesOut, null);
-        downstream.done(this, close || !requestComplete);
+        trace.end(status, body.sent(), bytesOut, null);
+        downstream.done(this, close || !body.complete());
     }
 
     /** The downstream went away first (client closed, stream cancelled): stop the work upstream and free its slot. */
@@ -577,7 +422,7 @@ public final class ProxyExchange extends DeadlineTimer.Entry implements Exchange
         }
         end(null);
         stack.traffic().finished(499, start, false);
-        trace.end(499, bytesIn, bytesOut, "downstream-closed");
+        trace.end(499, body.sent(), bytesOut, "downstream-closed");
     }
 
     private void retry() {
@@ -635,29 +480,17 @@ public final class ProxyExchange extends DeadlineTimer.Entry implements Exchange
     }
 
     private void releasePending() {
-        ByteBuf c;
-        while ((c = pendingBody.poll()) != null) {
-            c.release();
-        }
-        Object o;
-        while (pendingAnswer != null && (o = pendingAnswer.poll()) != null) {
-            if (o instanceof ByteBuf b) {
-                b.release();
-            }
+        body.release();
+        ByteBuf b;
+        while (pendingAnswer != null && (b = pendingAnswer.poll()) != null) {
+            b.release();
         }
         if (answerBody != null) {
             answerBody.release();
             answerBody = null;
         }
-        if (replayBody != null) {
-            replayBody.release();
-            replayBody = null;
-        }
         cancelDeadline();
     }
-
-    /** Marks the end of the answer in {@code pendingAnswer}. */
-    private static final Object LAST = new Object();
 
     /** Completes an attempt that a retry replaced; its Collaborator chain ignores it. */
     private static final Exception SUPERSEDED = new Exception("superseded by a retry", null, false, false) {};

@@ -2,7 +2,7 @@ package dev.weft.dataplane.outbound;
 
 import dev.weft.dataplane.exchange.ExchangeError;
 import dev.weft.dataplane.exchange.Phase;
-import dev.weft.dataplane.exchange.ProxyExchange;
+import dev.weft.dataplane.exchange.ExchangeContext;
 import dev.weft.dataplane.resilience.Deadlines;
 
 /**
@@ -24,7 +24,7 @@ public final class CallerPhase implements Phase {
     }
 
     @Override
-    public ExchangeError onRequest(ProxyExchange x) {
+    public ExchangeError onRequest(ExchangeContext x) {
         x.head().fields().set(Deadlines.CALLER_HEADER, localService);
         return null;
     }

@@ -3,7 +3,7 @@ package dev.weft.dataplane.outbound;
 import dev.weft.dataplane.balancing.Cluster;
 import dev.weft.dataplane.exchange.ExchangeError;
 import dev.weft.dataplane.exchange.Phase;
-import dev.weft.dataplane.exchange.ProxyExchange;
+import dev.weft.dataplane.exchange.ExchangeContext;
 import dev.weft.dataplane.metrics.SidecarMetrics;
 import dev.weft.dataplane.resilience.ServicePolicy;
 
@@ -29,7 +29,7 @@ public final class RoutePhase implements Phase {
     }
 
     @Override
-    public ExchangeError onRequest(ProxyExchange x) {
+    public ExchangeError onRequest(ExchangeContext x) {
         Cluster cluster;
         try {
             cluster = destination.resolve(x.head());

@@ -2,7 +2,7 @@ package dev.weft.dataplane.resilience;
 
 import dev.weft.dataplane.exchange.ExchangeError;
 import dev.weft.dataplane.exchange.Phase;
-import dev.weft.dataplane.exchange.ProxyExchange;
+import dev.weft.dataplane.exchange.ExchangeContext;
 
 /**
  * The request's deadline: the policy's timeout, cut short by any budget that came with it
@@ -18,7 +18,7 @@ public final class DeadlinePhase implements Phase {
     }
 
     @Override
-    public ExchangeError onRequest(ProxyExchange x) {
+    public ExchangeError onRequest(ExchangeContext x) {
         x.deadline(Deadlines.deadline(x.startNanos(), x.policy().timeout(), x.head().get(Deadlines.DEADLINE_HEADER)));
         return null;
     }

@@ -4,7 +4,7 @@ import dev.weft.dataplane.balancing.Cluster;
 import dev.weft.dataplane.balancing.OutboundLimit;
 import dev.weft.dataplane.exchange.ExchangeError;
 import dev.weft.dataplane.exchange.Phase;
-import dev.weft.dataplane.exchange.ProxyExchange;
+import dev.weft.dataplane.exchange.ExchangeContext;
 
 /**
  * The limit on this sidecar's requests in flight to a service ({@link OutboundLimit}): beyond what the service can
@@ -26,7 +26,7 @@ public final class OutboundLimitPhase implements Phase {
     }
 
     @Override
-    public ExchangeError onRequest(ProxyExchange x) {
+    public ExchangeError onRequest(ExchangeContext x) {
         Cluster cluster = x.cluster();
         OutboundLimit limit = cluster.outboundLimit();
         int inFlight = cluster.tryEnterOutbound(limit);
@@ -40,18 +40,18 @@ public final class OutboundLimitPhase implements Phase {
     }
 
     @Override
-    public void onAnswer(ProxyExchange x, int status) {
+    public void onAnswer(ExchangeContext x, int status) {
         leave(x, System.nanoTime() - x.startNanos(), false);
     }
 
     @Override
-    public void onEnd(ProxyExchange x, ExchangeError error) {
+    public void onEnd(ExchangeContext x, ExchangeError error) {
         boolean timeout = error != null && error.status() == 504;
         leave(x, timeout ? System.nanoTime() - x.startNanos() : -1, error != null);
     }
 
     /** Gives the place back once: {@code latencyNanos} negative for no sample. */
-    private static void leave(ProxyExchange x, long latencyNanos, boolean dropped) {
+    private static void leave(ExchangeContext x, long latencyNanos, boolean dropped) {
         if (x.phaseToken() instanceof OutboundLimit l) {
             x.phaseToken(null);
             l.release(latencyNanos, x.phaseInt(), dropped);

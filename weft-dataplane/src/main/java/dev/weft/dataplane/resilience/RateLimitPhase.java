@@ -2,7 +2,7 @@ package dev.weft.dataplane.resilience;
 
 import dev.weft.dataplane.exchange.ExchangeError;
 import dev.weft.dataplane.exchange.Phase;
-import dev.weft.dataplane.exchange.ProxyExchange;
+import dev.weft.dataplane.exchange.ExchangeContext;
 
 import java.util.concurrent.TimeUnit;
 
@@ -26,7 +26,7 @@ public final class RateLimitPhase implements Phase {
     }
 
     @Override
-    public ExchangeError onRequest(ProxyExchange x) {
+    public ExchangeError onRequest(ExchangeContext x) {
         long wait = x.cluster().checkRate(x.head().get(Deadlines.CALLER_HEADER), x.policyRoute());
         if (wait == 0) {
             return null;

@@ -3,7 +3,7 @@ package dev.weft.dataplane.resilience;
 import dev.weft.dataplane.exchange.ExchangeError;
 import dev.weft.dataplane.exchange.Failures;
 import dev.weft.dataplane.exchange.Phase;
-import dev.weft.dataplane.exchange.ProxyExchange;
+import dev.weft.dataplane.exchange.ExchangeContext;
 import dev.weft.dataplane.metrics.SidecarMetrics;
 import dev.weft.dataplane.upstream.Upstream;
 
@@ -31,13 +31,13 @@ public final class RetryPhase implements Phase {
     }
 
     @Override
-    public ExchangeError onRequest(ProxyExchange x) {
+    public ExchangeError onRequest(ExchangeContext x) {
         x.cluster().retryBudget().deposit(); // every request earns the budget a fraction of a retry
         return null;
     }
 
     @Override
-    public boolean onAttempt(ProxyExchange x, int status, boolean unprocessed, Throwable failure) {
+    public boolean onAttempt(ExchangeContext x, int status, boolean unprocessed, Throwable failure) {
         boolean safe;
         if (failure == null) {
             boolean retriable5xx = (status == 502 || status == 503 || status == 504) && x.policy().retry().retryOn5xx();
