@@ -14,6 +14,7 @@ import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 
 /**
  * {@code weft bench}: the paper's experiment with every data plane side by side in the same run, the per-hop cost,
@@ -44,7 +45,12 @@ public final class Bench {
      * @param hopConnections   connections of the saturated per-hop load
      * @param hopDuration      each per-hop measurement
      * @param sidecarJvm       the Weft sidecars' JVM options (heap, collector...)
-     * @param loadThreads      the load generator's event loops
+     * @param loadThreads      the load generator's threads (event loops, or wrk's {@code -t})
+     * @param generator        what drives the load: the built-in generator or wrk
+     * @param capacities       each mesh provider's capacity (small, medium, large): the requests it holds at once,
+     *                         registered by its sidecar and enforced by every plane's provider-side proxy
+     * @param proxyThreads     thread counts every proxied plane is run at, each in turn ({@link
+     *                         DataPlane#withThreads}); empty runs each proxy at its own default
      * @param results          the folder this run writes into
      * @param keepLogs         keep every process's log under results/logs
      * @param installPeers     install missing peers with apt-get when running as root
@@ -55,14 +61,27 @@ public final class Bench {
     public record Settings(Set<String> sections, List<String> planes, List<Integer> connections, int rounds,
                            Duration warmup, Duration firstWarmup, Duration duration, int hopConnections,
                            Duration hopDuration,
-                           List<String> sidecarJvm, int loadThreads, Path results, boolean keepLogs,
+                           List<String> sidecarJvm, int loadThreads, Generator generator, List<Integer> capacities,
+                           List<Integer> proxyThreads, Path results, boolean keepLogs,
                            boolean installPeers, boolean jmhQuick, String mainClass, PrintStream out) {
         public Settings {
             sections = Set.copyOf(sections);
             planes = List.copyOf(planes);
             connections = List.copyOf(connections);
             sidecarJvm = List.copyOf(sidecarJvm);
+            capacities = List.copyOf(capacities);
+            proxyThreads = List.copyOf(new LinkedHashSet<>(proxyThreads));
             Objects.requireNonNull(results, "results");
+            Objects.requireNonNull(generator, "generator");
+            if (capacities.size() != Experiment.PROVIDERS.size() || capacities.stream().anyMatch(c -> c < 1)) {
+                throw new IllegalArgumentException("capacities must be " + Experiment.PROVIDERS.size()
+                        + " positive numbers, for the small, medium and large provider, e.g. 100,200,300 (got "
+                        + capacities + ")");
+            }
+            if (proxyThreads.stream().anyMatch(t -> t < 1)) {
+                throw new IllegalArgumentException("proxy threads must be positive numbers, e.g. 1,2 (got "
+                        + proxyThreads + ")");
+            }
             for (String s : sections) {
                 if (!List.of("mesh", "hop", "jmh").contains(s)) {
                     throw new IllegalArgumentException("unknown section '" + s + "' (expected mesh, hop or jmh)");
@@ -107,28 +126,30 @@ public final class Bench {
         }
     }
 
+    /** One data plane at one thread count: what a round starts, measures and stops. */
+    record PlaneRun(String plane, int threads) {}
+
     private BenchReport execute() throws IOException, InterruptedException {
         BenchReport report = new BenchReport(settings, ProcStats.machineDescription());
+        requireGenerator();
         List<String> planes = usablePlanes();
-        List<String> hopPlanes = planes.stream().filter(HOP_PLANES::contains).toList();
-        boolean mesh = settings.sections().contains("mesh");
-        boolean hop = settings.sections().contains("hop");
-        total = settings.rounds() * ((mesh ? planes.size() * settings.connections().size() : 0)
-                + (hop ? hopPlanes.size() : 0));
-        progress(String.format(Locale.ROOT, "%d measurements of %s + %s each (%s), results in %s", total,
-                Durations.format(settings.warmup()), Durations.format(settings.duration()),
-                settings.rounds() + " round" + (settings.rounds() == 1 ? "" : "s"), settings.results()));
+        List<PlaneRun> mesh = settings.sections().contains("mesh") ? runs(planes, settings.proxyThreads()) : List.of();
+        List<PlaneRun> hop = settings.sections().contains("hop")
+                ? runs(planes.stream().filter(HOP_PLANES::contains).toList(), settings.proxyThreads()) : List.of();
+        total = settings.rounds() * (mesh.size() * settings.connections().size() + hop.size());
+        progress(String.format(Locale.ROOT, "%d measurements of %s + %s each (%s, %s generator%s), results in %s",
+                total, Durations.format(settings.warmup()), Durations.format(settings.duration()),
+                settings.rounds() + " round" + (settings.rounds() == 1 ? "" : "s"), settings.generator().label(),
+                settings.proxyThreads().isEmpty() ? "" : ", proxies on " + settings.proxyThreads().stream()
+                        .map(String::valueOf).collect(Collectors.joining(" and ")) + " thread(s)",
+                settings.results()));
         report.loadAverageAtStart(ProcStats.loadAverage());
         for (int round = 1; round <= settings.rounds(); round++) {
-            if (mesh) {
-                for (String plane : rotate(planes, round - 1)) {
-                    report.addAll(runTopology("mesh", plane, round, settings.connections()));
-                }
+            for (PlaneRun run : rotate(mesh, round - 1)) {
+                report.addAll(runTopology("mesh", run, round, settings.connections()));
             }
-            if (hop) {
-                for (String plane : rotate(hopPlanes, round - 1)) {
-                    report.addAll(runTopology("hop", plane, round, List.of(settings.hopConnections())));
-                }
+            for (PlaneRun run : rotate(hop, round - 1)) {
+                report.addAll(runTopology("hop", run, round, List.of(settings.hopConnections())));
             }
         }
         if (settings.sections().contains("jmh")) {
@@ -149,25 +170,43 @@ public final class Bench {
     }
 
     /**
+     * Each plane at each of the thread counts asked for, thread count by thread count, each once: a plane whose
+     * count is fixed ({@code direct} has no proxy, {@code weft-1w} one Worker) runs only once.
+     */
+    static List<PlaneRun> runs(List<String> planes, List<Integer> proxyThreads) {
+        List<Integer> counts = proxyThreads.isEmpty() ? List.of(DataPlane.OWN_DEFAULT_THREADS) : proxyThreads;
+        Set<PlaneRun> runs = new LinkedHashSet<>();
+        for (int threads : counts) {
+            for (String plane : planes) {
+                runs.add(new PlaneRun(plane, dataPlane(plane, List.of(), threads).threads()));
+            }
+        }
+        return List.copyOf(runs);
+    }
+
+    /**
      * Starts one data plane's topology, measures each load on it, stops it. A topology that does not come up is
      * recorded as failed rows, and the run goes on with the next data plane.
      */
-    private List<BenchRow> runTopology(String section, String plane, int round, List<Integer> loads)
+    private List<BenchRow> runTopology(String section, PlaneRun run, int round, List<Integer> loads)
             throws InterruptedException {
         List<BenchRow> rows = new ArrayList<>();
-        Path runDir = settings.results().resolve("logs").resolve(section + "-" + plane + "-round" + round);
-        Experiment.Settings experiment = experimentSettings(section, plane, runDir);
+        String plane = run.plane();
+        String label = plane + (run.threads() > 0 ? " ×" + run.threads() : "");
+        Path runDir = settings.results().resolve("logs").resolve(section + "-" + plane
+                + (run.threads() > 0 ? "-t" + run.threads() : "") + "-round" + round);
+        Experiment.Settings experiment = experimentSettings(section, run, runDir);
         Experiment running;
         try {
-            progress(String.format(Locale.ROOT, "round %d/%d  %-4s %-10s starting", round, settings.rounds(),
-                    section, plane));
+            progress(String.format(Locale.ROOT, "round %d/%d  %-4s %-13s starting", round, settings.rounds(),
+                    section, label));
             running = Experiment.start(experiment);
         } catch (ExperimentException e) {
-            progress("  " + plane + " did not start: " + firstLine(e.getMessage()) + " (logs: " + runDir + ")");
+            progress("  " + label + " did not start: " + firstLine(e.getMessage()) + " (logs: " + runDir + ")");
             log.println(e.getMessage());
             for (int c : loads) {
                 done++;
-                rows.add(BenchRow.failed(section, plane, round, c, firstLine(e.getMessage())));
+                rows.add(BenchRow.failed(section, plane, run.threads(), round, c, firstLine(e.getMessage())));
             }
             return rows;
         }
@@ -180,25 +219,25 @@ public final class Bench {
                     Duration warmup = first ? settings.warmup().plus(settings.firstWarmup()) : settings.warmup();
                     first = false;
                     ExperimentResult result = running.measure(c, warmup, duration);
-                    BenchRow row = BenchRow.of(section, plane, round, result);
+                    BenchRow row = BenchRow.of(section, plane, run.threads(), round, result);
                     rows.add(row);
                     progress(line(round, row));
                     if (row.errors() > 0) {
                         running.keepLogs();
-                        notes.add(section + " " + plane + " round " + round + " at " + c + " connections had "
+                        notes.add(section + " " + label + " round " + round + " at " + c + " connections had "
                                 + result.load().errors().describe() + "; its logs are in " + runDir);
                     }
                 } catch (RuntimeException e) {
-                    progress("  " + plane + " " + c + " connections failed: " + e);
+                    progress("  " + label + " " + c + " connections failed: " + e);
                     e.printStackTrace(log);
-                    rows.add(BenchRow.failed(section, plane, round, c, e.toString()));
+                    rows.add(BenchRow.failed(section, plane, run.threads(), round, c, e.toString()));
                 }
             }
         }
         return rows;
     }
 
-    private Experiment.Settings experimentSettings(String section, String plane, Path runDir) {
+    private Experiment.Settings experimentSettings(String section, PlaneRun run, Path runDir) {
         boolean hop = section.equals("hop");
         return Experiment.Settings.defaults()
                 .withMainClass(settings.mainClass())
@@ -206,9 +245,17 @@ public final class Bench {
                 .withKeepLogs(settings.keepLogs())
                 .withLoadThreads(settings.loadThreads())
                 .withOut(log)
-                .withDataPlane(dataPlane(plane, settings.sidecarJvm()))
+                .withDataPlane(dataPlane(run.plane(), settings.sidecarJvm(), run.threads()))
                 .withShape(hop ? Experiment.Shape.HOP : Experiment.Shape.MESH)
-                .withProviderDelay(hop ? Duration.ZERO : Duration.ofMillis(50));
+                .withProviderDelay(hop ? Duration.ZERO : Duration.ofMillis(50))
+                .withProviderCapacities(settings.capacities())
+                .withGenerator(settings.generator());
+    }
+
+    /** The data plane a name in {@link #ALL_PLANES} stands for, with its proxies on {@code threads} threads. */
+    static DataPlane dataPlane(String name, List<String> sidecarJvm, int threads) {
+        DataPlane plane = dataPlane(name, sidecarJvm);
+        return threads > 0 ? plane.withThreads(threads) : plane;
     }
 
     /** The data plane a name in {@link #ALL_PLANES} stands for. */
@@ -232,6 +279,27 @@ public final class Bench {
     }
 
     /**
+     * With {@code --generator wrk}, wrk must be there: installed with apt-get as peers are (as root, unless told not
+     * to), otherwise the run stops before any topology starts, saying how to install it. Its script is copied into
+     * the results folder, so the run can be repeated by hand.
+     */
+    private void requireGenerator() throws InterruptedException, IOException {
+        if (settings.generator() != Generator.WRK) {
+            return;
+        }
+        if (!PeerDataPlane.onPath("wrk") && settings.installPeers() && isRoot()) {
+            progress("installing wrk with apt-get (running as root)");
+            install(List.of("wrk"));
+        }
+        if (!PeerDataPlane.onPath("wrk")) {
+            String how = "apt-get update && apt-get install -y wrk";
+            throw new IllegalStateException("--generator wrk needs wrk, which is not installed. Install with: "
+                    + (isRoot() ? how : "sudo sh -c '" + how + "'") + " (or use --generator builtin)");
+        }
+        WrkGenerator.writeScript(settings.results());
+    }
+
+    /**
      * The planes that can run: peers missing from the machine are installed (as root) or left out with a note
      * saying exactly how to install them; weft-http1 is left out when the sidecar has no {@code --mesh-protocol}.
      */
@@ -242,7 +310,7 @@ public final class Bench {
         List<PeerDataPlane.Peer> missing = PeerDataPlane.missing(peers);
         if (!missing.isEmpty() && settings.installPeers() && isRoot()) {
             progress("installing " + names(missing) + " with apt-get (running as root)");
-            install(missing);
+            install(missing.stream().map(PeerDataPlane.Peer::aptPackage).toList());
             missing = PeerDataPlane.missing(missing);
         }
         if (!missing.isEmpty()) {
@@ -277,8 +345,7 @@ public final class Bench {
         }
     }
 
-    private void install(List<PeerDataPlane.Peer> peers) throws InterruptedException {
-        List<String> packages = peers.stream().map(PeerDataPlane.Peer::aptPackage).toList();
+    private void install(List<String> packages) throws InterruptedException {
         // Try without refreshing first (fast when the lists are current), then refresh and try again.
         if (!apt(packages)) {
             runLogged(List.of("apt-get", "update"));
@@ -326,8 +393,9 @@ public final class Bench {
 
     private String line(int round, BenchRow r) {
         return String.format(Locale.ROOT,
-                "round %d/%d  %-4s %-10s %4d conns  qps %8.1f  p99 %8.2f ms  errors %d  proxy CPU %s µs/req  busy %.0f%%",
-                round, settings.rounds(), r.section(), r.plane(), r.connections(), r.qps(), r.p99Ms(), r.errors(),
+                "round %d/%d  %-4s %-13s %4d conns  qps %8.1f  p99 %8.2f ms  errors %d  proxy CPU %s µs/req  busy %.0f%%",
+                round, settings.rounds(), r.section(), r.plane() + (r.threads() > 0 ? " ×" + r.threads() : ""),
+                r.connections(), r.qps(), r.p99Ms(), r.errors(),
                 Double.isNaN(r.proxyCpuUsPerReq()) ? "-" : String.format(Locale.ROOT, "%.1f", r.proxyCpuUsPerReq()),
                 r.machineBusyPct());
     }

@@ -20,25 +20,51 @@ import java.util.concurrent.Callable;
         subcommands = ResilienceCommand.class,
         description = {"Run the paper's mesh experiment with Weft, nginx, HAProxy, Caddy (as both sidecars) and direct",
                 "side by side, the per-hop cost of each proxy, and the JMH microbenchmarks. Writes summary.md, CSV files",
-                "and mesh-chart.svg into a results folder. Missing peers are installed with apt-get when run as root.",
-                "The defaults (3 rounds, 5 s warm-up, 10 s per load) take about 35 minutes; --quick about 8.",
+                "and mesh-chart.svg into a results folder. Missing peers (and wrk) are installed with apt-get when run as",
+                "root. The defaults (3 rounds, 5 s warm-up, 10 s per load) take about 35 minutes; --quick about 8.",
+                "'--profile issue12' runs issue 12's measuring conditions (about 13 minutes).",
                 "'weft bench resilience' runs the fault scenarios instead (docs/resilience.md)."})
 public final class BenchCommand implements Callable<Integer> {
+    static final String DEFAULT_PLANES = "direct,weft,weft-bare,weft-vt,weft-http1,nginx,haproxy,caddy";
+
     @Option(names = "--quick", description = "One round, 2 s warm-up, 5 s per load, short JMH: a first look, not stable medians.")
     boolean quick;
 
-    @Option(names = "--sections", split = ",", paramLabel = "LIST", defaultValue = "mesh,hop,jmh",
-            description = "Which parts to run: mesh, hop, jmh (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--profile", paramLabel = "NAME",
+            description = {"A preset of the options below; options given as well override it. 'issue12': issue 12's "
+                    + "measuring conditions, the paper's topology with --sections mesh --planes weft,weft-bare,haproxy,"
+                    + "nginx --connections 512 --generator wrk --capacities 100,200,300 --proxy-threads 1 --warmup 30s "
+                    + "--first-warmup 0s --duration 20s --rounds 3. Add --proxy-threads 1,2 for the issue's targets "
+                    + "at 1 and 2 threads."})
+    String profile;
+
+    @Option(names = "--sections", split = ",", paramLabel = "LIST",
+            description = "Which parts to run: mesh, hop, jmh (default: mesh,hop,jmh).")
     List<String> sections;
 
     @Option(names = "--planes", split = ",", paramLabel = "LIST",
-            defaultValue = "direct,weft,weft-bare,weft-vt,weft-http1,nginx,haproxy,caddy",
-            description = "Data planes (default: ${DEFAULT-VALUE}).")
+            description = "Data planes (default: " + DEFAULT_PLANES + ").")
     List<String> planes;
 
-    @Option(names = "--connections", split = ",", paramLabel = "LIST", defaultValue = "128,256,512",
-            description = "Load levels of the mesh experiment (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--connections", split = ",", paramLabel = "LIST",
+            description = "Load levels of the mesh experiment (default: 128,256,512).")
     List<Integer> connections;
+
+    @Option(names = "--generator", paramLabel = "NAME",
+            description = "Load generator: builtin (the bench's own, in this JVM) or wrk (from apt, with a Lua script "
+                    + "that verifies every answer); both count a wrong answer as an error (default: builtin).")
+    String generator;
+
+    @Option(names = "--capacities", split = ",", paramLabel = "LIST",
+            description = "Requests each provider (small, medium, large; weights 1:2:3) holds at once, also what its "
+                    + "proxy enforces and its sidecar registers as --capacity (default: 200,200,200).")
+    List<Integer> capacities;
+
+    @Option(names = "--proxy-threads", split = ",", paramLabel = "LIST",
+            description = "Run every proxied plane at each of these thread counts: Weft sidecars with --workers N, "
+                    + "HAProxy nbthread N, nginx worker_processes N, Caddy GOMAXPROCS=N; the tables say each row's "
+                    + "(default: each proxy's own default).")
+    List<Integer> proxyThreads;
 
     @Option(names = "--rounds", paramLabel = "N", description = "Repetitions; tables show medians (default: 3; --quick: 1).")
     Integer rounds;
@@ -55,9 +81,9 @@ public final class BenchCommand implements Callable<Integer> {
             description = "Each measured mesh load (default: 10s; --quick: 5s).")
     Duration duration;
 
-    @Option(names = "--hop-connections", defaultValue = "64", paramLabel = "N",
-            description = "Connections of the saturated per-hop load (default: ${DEFAULT-VALUE}).")
-    int hopConnections;
+    @Option(names = "--hop-connections", paramLabel = "N",
+            description = "Connections of the saturated per-hop load (default: 64).")
+    Integer hopConnections;
 
     @Option(names = "--hop-duration", converter = DurationConverter.class, paramLabel = "TIME",
             description = "Each measured per-hop load (default: 10s; --quick: 5s).")
@@ -68,7 +94,8 @@ public final class BenchCommand implements Callable<Integer> {
                     + "with the AOT cache ./weft trained; other options run without the cache).")
     String sidecarJvm;
 
-    @Option(names = "--threads", paramLabel = "N", description = "Load generator event loops (default: the number of CPUs).")
+    @Option(names = "--threads", paramLabel = "N",
+            description = "Load generator threads: the built-in one's event loops, wrk's -t (default: the number of CPUs).")
     Integer threads;
 
     @Option(names = "--results", paramLabel = "DIR",
@@ -78,7 +105,7 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--keep-logs", description = "Keep every process's log under the results folder (always kept on failure).")
     boolean keepLogs;
 
-    @Option(names = "--no-install", description = "Never install missing peers; leave them out and say how to install them.")
+    @Option(names = "--no-install", description = "Never install missing peers or wrk; leave peers out and say how to install them.")
     boolean noInstall;
 
     @Override
@@ -90,13 +117,50 @@ public final class BenchCommand implements Callable<Integer> {
             System.err.println("bench: " + e.getMessage());
             return 2;
         }
-        BenchReport report = Bench.run(settings);
+        BenchReport report;
+        try {
+            report = Bench.run(settings);
+        } catch (IllegalStateException e) {
+            System.err.println("bench: " + e.getMessage());
+            return 2;
+        }
         System.out.print(report.markdown());
         boolean anyOk = report.rows().stream().anyMatch(BenchRow::ok) || !report.jmhResults().isEmpty();
         return anyOk ? 0 : 1;
     }
 
+    /** What a {@code --profile} sets; null leaves an option to {@code --quick} or the defaults. */
+    record Profile(List<String> sections, List<String> planes, List<Integer> connections, Generator generator,
+                   List<Integer> capacities, List<Integer> proxyThreads, Integer rounds, Duration warmup,
+                   Duration firstWarmup, Duration duration) {
+        static final Profile NONE = new Profile(null, null, null, null, null, null, null, null, null, null);
+
+        /**
+         * Issue 12's conditions: wrk verifying every answer, the paper's topology, providers of 100, 200 and 300
+         * permits (weights 1:2:3), every proxy on one thread, 30 s warm-up, 20 s measured, medians of 3 rounds.
+         * The example consumer already opens a keep-alive connection per concurrent request.
+         */
+        static final Profile ISSUE_12 = new Profile(List.of("mesh"), List.of("weft", "weft-bare", "haproxy", "nginx"),
+                List.of(512), Generator.WRK, List.of(100, 200, 300), List.of(1), 3, Duration.ofSeconds(30),
+                Duration.ZERO, Duration.ofSeconds(20));
+
+        static Profile named(String name) {
+            if (name == null) {
+                return NONE;
+            }
+            if (name.equals("issue12")) {
+                return ISSUE_12;
+            }
+            throw new IllegalArgumentException("unknown profile '" + name + "' (expected issue12)");
+        }
+    }
+
     Bench.Settings settings() {
+        Profile p = Profile.named(profile);
+        if (quick && p != Profile.NONE) {
+            throw new IllegalArgumentException("--quick and --profile cannot be combined (a profile sets its own "
+                    + "durations; shorten it with --warmup, --duration and --rounds)");
+        }
         Path dir = results != null ? results : Path.of("bench-results",
                 LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
         if (Files.exists(dir) && !Files.isDirectory(dir)) {
@@ -107,14 +171,25 @@ public final class BenchCommand implements Callable<Integer> {
             jvm = new ArrayList<>(List.of(sidecarJvm.trim().split("\\s+")));
             jvm.removeIf(String::isEmpty);
         }
-        return new Bench.Settings(new LinkedHashSet<>(sections), planes, connections,
-                rounds != null ? rounds : quick ? 1 : 3,
-                warmup != null ? warmup : Duration.ofSeconds(quick ? 2 : 5),
-                firstWarmup != null ? firstWarmup : Duration.ofSeconds(quick ? 5 : 15),
-                duration != null ? duration : Duration.ofSeconds(quick ? 5 : 10),
-                hopConnections,
+        return new Bench.Settings(
+                new LinkedHashSet<>(pick(sections, p.sections(), List.of("mesh", "hop", "jmh"))),
+                pick(planes, p.planes(), List.of(DEFAULT_PLANES.split(","))),
+                pick(connections, p.connections(), List.of(128, 256, 512)),
+                pick(rounds, p.rounds(), quick ? 1 : 3),
+                pick(warmup, p.warmup(), Duration.ofSeconds(quick ? 2 : 5)),
+                pick(firstWarmup, p.firstWarmup(), Duration.ofSeconds(quick ? 5 : 15)),
+                pick(duration, p.duration(), Duration.ofSeconds(quick ? 5 : 10)),
+                hopConnections != null ? hopConnections : 64,
                 hopDuration != null ? hopDuration : Duration.ofSeconds(quick ? 5 : 10),
-                jvm, threads != null ? threads : Runtime.getRuntime().availableProcessors(), dir.toAbsolutePath(),
-                keepLogs, !noInstall, quick, Experiment.WEFT_CLI_MAIN, System.err);
+                jvm, threads != null ? threads : Runtime.getRuntime().availableProcessors(),
+                generator != null ? Generator.named(generator) : pick(null, p.generator(), Generator.BUILTIN),
+                pick(capacities, p.capacities(), Experiment.Settings.equalCapacities(200)),
+                pick(proxyThreads, p.proxyThreads(), List.of()),
+                dir.toAbsolutePath(), keepLogs, !noInstall, quick, Experiment.WEFT_CLI_MAIN, System.err);
+    }
+
+    /** The option as given, else the profile's, else the default. */
+    private static <T> T pick(T given, T fromProfile, T otherwise) {
+        return given != null ? given : fromProfile != null ? fromProfile : otherwise;
     }
 }

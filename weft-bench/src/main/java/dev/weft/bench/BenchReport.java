@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -15,6 +16,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.function.Function;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
  * Everything one {@code weft bench} run measured, and the files it writes:
@@ -70,18 +72,21 @@ public final class BenchReport {
         return jmh;
     }
 
-    /** Medians over the rounds of one section, in plane order then connections; failed-only groups are left out. */
+    /**
+     * Medians over the rounds of one section, by proxy threads, then in plane order, then connections (so planes
+     * at equal thread counts are next to each other); failed-only groups are left out.
+     */
     public List<BenchRow> medians(String section) {
         Map<String, List<BenchRow>> groups = new LinkedHashMap<>();
-        for (String plane : Bench.ALL_PLANES) {
-            for (BenchRow r : rows) {
-                if (r.section().equals(section) && r.plane().equals(plane)) {
-                    groups.computeIfAbsent(plane + "/" + r.connections(), k -> new ArrayList<>()).add(r);
-                }
+        for (BenchRow r : rows) {
+            if (r.section().equals(section)) {
+                groups.computeIfAbsent(r.plane() + "/" + r.threads() + "/" + r.connections(), k -> new ArrayList<>())
+                        .add(r);
             }
         }
         return groups.values().stream().map(BenchRow::median).filter(Objects::nonNull)
-                .sorted(java.util.Comparator.comparingInt((BenchRow r) -> Bench.ALL_PLANES.indexOf(r.plane()))
+                .sorted(Comparator.comparingInt(BenchRow::threads)
+                        .thenComparingInt((BenchRow r) -> Bench.ALL_PLANES.indexOf(r.plane()))
                         .thenComparingInt(BenchRow::connections))
                 .toList();
     }
@@ -139,8 +144,12 @@ public final class BenchReport {
                 .append(Durations.format(settings.duration())).append(" at ")
                 .append(settings.connections().stream().map(String::valueOf).collect(Collectors.joining("/")))
                 .append(" connections, per hop ").append(Durations.format(settings.hopDuration()))
-                .append(" at ").append(settings.hopConnections()).append(" connections; load generator threads ")
-                .append(settings.loadThreads()).append('\n');
+                .append(" at ").append(settings.hopConnections()).append(" connections; load generator ")
+                .append(settings.generator().label()).append(" on ").append(settings.loadThreads())
+                .append(" thread(s); proxies on ").append(settings.proxyThreads().isEmpty() ? "their default threads"
+                        : settings.proxyThreads().stream().map(String::valueOf).collect(Collectors.joining(" and "))
+                        + " thread(s)").append(" (column *threads*); provider capacities ")
+                .append(capacities()).append('\n');
         md.append("- Weft sidecar JVM: `").append(String.join(" ", Experiment.CHILD_JVM_FLAGS)).append(' ')
                 .append(String.join(" ", settings.sidecarJvm())).append("`")
                 .append(dev.weft.dataplane.SidecarJvm.aotCache(settings.sidecarJvm()).isPresent()
@@ -154,8 +163,10 @@ public final class BenchReport {
         List<BenchRow> mesh = medians("mesh");
         if (!mesh.isEmpty()) {
             md.append("## Mesh experiment\n\n");
-            md.append("load generator → consumer → consumer-side proxy → provider-side proxy → 3 providers "
-                    + "(50 ms, weights 1:2:3, ≤200 in flight each). Ceiling = connections / 50 ms.\n\n");
+            md.append("load generator (" + settings.generator().label() + ") → consumer → consumer-side proxy → "
+                    + "provider-side proxy → 3 providers (50 ms, weights 1:2:3, capacities " + capacities()
+                    + " in flight). Ceiling = connections / 50 ms. *threads*: each proxy's threads (Weft --workers, "
+                    + "HAProxy nbthread, nginx worker_processes, Caddy GOMAXPROCS).\n\n");
             md.append(meshTable(mesh)).append('\n');
             md.append("![QPS and p99 by connections](mesh-chart.svg)\n\n");
             md.append(protocolTable(mesh));
@@ -176,32 +187,40 @@ public final class BenchReport {
         }
         md.append("## Targets (issue 5)\n\n").append(targets(mesh, hop)).append('\n');
         if (!failures().isEmpty()) {
-            md.append("## Failed measurements\n\n| section | plane | round | connections | error |\n|---|---|---|---|---|\n");
+            md.append("## Failed measurements\n\n| section | plane | threads | round | connections | error |\n"
+                    + "|---|---|---|---|---|---|\n");
             for (BenchRow r : failures()) {
-                md.append(String.format(Locale.ROOT, "| %s | %s | %d | %d | %s |%n", r.section(), r.plane(), r.round(),
-                        r.connections(), r.error().replace("|", "/")));
+                md.append(String.format(Locale.ROOT, "| %s | %s | %s | %d | %d | %s |%n", r.section(), r.plane(),
+                        BenchRow.threadsLabel(r.threads()), r.round(), r.connections(), r.error().replace("|", "/")));
             }
             md.append('\n');
         }
-        md.append("## Data planes\n\n| plane | what ran |\n|---|---|\n");
-        for (String plane : Bench.ALL_PLANES) {
-            if (rows.stream().anyMatch(r -> r.plane().equals(plane))) {
-                md.append("| ").append(plane).append(" | ")
-                        .append(Bench.dataPlane(plane, settings.sidecarJvm()).description().replace("|", "/"))
-                        .append(" |\n");
-            }
+        md.append("## Data planes\n\n| plane | threads | what ran |\n|---|---|---|\n");
+        for (Bench.PlaneRun run : rows.stream().map(r -> new Bench.PlaneRun(r.plane(), r.threads())).distinct()
+                .sorted(Comparator.comparingInt((Bench.PlaneRun r) -> Bench.ALL_PLANES.indexOf(r.plane()))
+                        .thenComparingInt(Bench.PlaneRun::threads)).toList()) {
+            md.append("| ").append(run.plane()).append(" | ").append(BenchRow.threadsLabel(run.threads()))
+                    .append(" | ").append(Bench.dataPlane(run.plane(), settings.sidecarJvm(), run.threads())
+                            .description().replace("|", "/"))
+                    .append(" |\n");
         }
         return md.toString();
     }
 
+    /** The providers' capacities as the report shows them, small/medium/large: {@code 100/200/300}. */
+    private String capacities() {
+        return settings.capacities().stream().map(String::valueOf).collect(Collectors.joining("/"));
+    }
+
     static String meshTable(List<BenchRow> mesh) {
-        StringBuilder t = new StringBuilder("| plane | conns | QPS | ratio | p50 ms | p90 ms | p99 ms | max ms | errors "
-                + "| proxy CPU µs/req | control plane CPU µs/req | RSS consumer-side MiB | RSS provider-side MiB "
+        StringBuilder t = new StringBuilder("| plane | threads | conns | QPS | ratio | p50 ms | p90 ms | p99 ms | max ms "
+                + "| errors | proxy CPU µs/req | control plane CPU µs/req | RSS consumer-side MiB | RSS provider-side MiB "
                 + "| link B/req | ready ms | off weights pp | machine busy % | load avg | generator CPU µs/req |\n");
-        t.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        t.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (BenchRow r : mesh) {
-            t.append(String.format(Locale.ROOT, "| %s | %d | %s | %s | %s | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
-                    r.plane(), r.connections(), f(r.qps(), 0), f(r.ceilingRatio(), 2), f(r.p50Ms(), 1), f(r.p90Ms(), 1),
+            t.append(String.format(Locale.ROOT, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
+                    r.plane(), BenchRow.threadsLabel(r.threads()), r.connections(), f(r.qps(), 0),
+                    f(r.ceilingRatio(), 2), f(r.p50Ms(), 1), f(r.p90Ms(), 1),
                     f(r.p99Ms(), 1), f(r.maxMs(), 1), r.errors(), f(r.proxyCpuUsPerReq(), 1),
                     f(r.controlCpuUsPerReq(), 1), f(r.rssConsumerMiB(), 0),
                     f(r.rssProviderMiB(), 0), f(r.linkBytesPerReq(), 0), f(r.readyMs(), 0), f(r.weightOffPct(), 1),
@@ -231,35 +250,39 @@ public final class BenchReport {
                         f(v.rssMaxMiB(), 0)));
     }
 
-    /** A table of two data planes side by side, one line per connection count both were measured at. */
+    /**
+     * A table of two data planes side by side, one line per thread count and connection count both were measured
+     * at. {@code header} starts with the connections column; the threads column is put before it.
+     */
     private static String comparison(List<BenchRow> mesh, String a, String b, String intro, String header,
                                      java.util.function.BiFunction<BenchRow, BenchRow, List<String>> cells) {
-        Map<Integer, BenchRow> left = byConnections(mesh, a);
-        Map<Integer, BenchRow> right = byConnections(mesh, b);
+        List<BenchRow> left = mesh.stream().filter(r -> r.plane().equals(a)).toList();
+        List<BenchRow> right = mesh.stream().filter(r -> r.plane().equals(b)).toList();
         if (left.isEmpty() || right.isEmpty()) {
             return "";
         }
-        int columns = header.split("\\|", -1).length - 2;
-        StringBuilder t = new StringBuilder(intro).append(header).append('\n')
+        int columns = header.split("\\|", -1).length - 1;
+        StringBuilder t = new StringBuilder(intro).append("| threads ").append(header).append('\n')
                 .append("|---:".repeat(columns)).append("|\n");
-        for (Map.Entry<Integer, BenchRow> e : left.entrySet()) {
-            BenchRow other = right.get(e.getKey());
-            if (other != null) {
-                t.append("| ").append(e.getKey()).append(" | ")
-                        .append(String.join(" | ", cells.apply(e.getValue(), other))).append(" |\n");
-            }
+        for (BenchRow l : left) {
+            right.stream().filter(r -> r.threads() == l.threads() && r.connections() == l.connections()).findFirst()
+                    .ifPresent(r -> t.append("| ").append(BenchRow.threadsLabel(l.threads())).append(" | ")
+                            .append(l.connections()).append(" | ").append(String.join(" | ", cells.apply(l, r)))
+                            .append(" |\n"));
         }
         return t.append('\n').toString();
     }
 
     static String hopTable(List<BenchRow> hop) {
         BenchRow direct = hop.stream().filter(r -> r.plane().equals(DirectDataPlane.NAME)).findFirst().orElse(null);
-        StringBuilder t = new StringBuilder("| plane | QPS | CPU µs/req per hop | p50 ms | p99 ms | added p50 ms per hop "
-                + "| added p99 ms per hop | RSS MiB (largest proxy) | errors | machine busy % | generator CPU µs/req |\n");
-        t.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        StringBuilder t = new StringBuilder("| plane | threads | QPS | CPU µs/req per hop | p50 ms | p99 ms "
+                + "| added p50 ms per hop | added p99 ms per hop | RSS MiB (largest proxy) | errors | machine busy % "
+                + "| generator CPU µs/req |\n");
+        t.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (BenchRow r : hop) {
             boolean proxied = !r.plane().equals(DirectDataPlane.NAME);
-            t.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %d | %s | %s |%n", r.plane(),
+            t.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %s | %s |%n",
+                    r.plane(), BenchRow.threadsLabel(r.threads()),
                     f(r.qps(), 0), f(r.proxyCpuUsPerReq() / 2, 1), f(r.p50Ms(), 2), f(r.p99Ms(), 2),
                     proxied && direct != null ? f((r.p50Ms() - direct.p50Ms()) / 2, 3) : "",
                     proxied && direct != null ? f((r.p99Ms() - direct.p99Ms()) / 2, 3) : "",
@@ -277,63 +300,20 @@ public final class BenchReport {
         return t.toString();
     }
 
-    /** The issue's targets, each with the figures measured in this run and whether it is met. */
+    /**
+     * The issue's targets, each with the figures measured in this run and whether it is met: once per proxy thread
+     * count when the planes ran at several (the targets compare planes at equal thread counts).
+     */
     String targets(List<BenchRow> mesh, List<BenchRow> hop) {
         StringBuilder t = new StringBuilder("| target | measured | met |\n|---|---|---|\n");
-        int top = settings.connections().stream().mapToInt(Integer::intValue).max().orElse(512);
-        Function<String, BenchRow> at = plane -> byConnections(mesh, plane).get(top);
-        BenchRow weft = at.apply("weft");
-        BenchRow nginx = at.apply("nginx");
-        BenchRow haproxy = at.apply("haproxy");
-        if (weft != null && (nginx != null || haproxy != null)) {
-            double best = Math.max(nginx == null ? 0 : nginx.qps(), haproxy == null ? 0 : haproxy.qps());
-            t.append(row("mesh " + top + ": Weft QPS ≥ best of nginx, HAProxy",
-                    String.format(Locale.ROOT, "Weft %.0f; nginx %s; HAProxy %s", weft.qps(),
-                            nginx == null ? "n/a" : f(nginx.qps(), 0), haproxy == null ? "n/a" : f(haproxy.qps(), 0)),
-                    weft.qps() >= best));
-        }
-        if (weft != null && haproxy != null) {
-            t.append(row("mesh " + top + ": Weft proxy CPU µs/req ≤ HAProxy's", f(weft.proxyCpuUsPerReq(), 1) + " vs "
-                    + f(haproxy.proxyCpuUsPerReq(), 1), weft.proxyCpuUsPerReq() <= haproxy.proxyCpuUsPerReq()));
-            t.append(row("mesh " + top + ": Weft p99 ≤ HAProxy's", f(weft.p99Ms(), 1) + " ms vs "
-                    + f(haproxy.p99Ms(), 1) + " ms", weft.p99Ms() <= haproxy.p99Ms()));
-        }
-        BenchRow weftHop = hop.stream().filter(r -> r.plane().equals("weft")).findFirst().orElse(null);
-        BenchRow haproxyHop = hop.stream().filter(r -> r.plane().equals("haproxy")).findFirst().orElse(null);
-        BenchRow directHop = hop.stream().filter(r -> r.plane().equals("direct")).findFirst().orElse(null);
-        if (weftHop != null) {
-            double perHop = weftHop.proxyCpuUsPerReq() / 2;
-            t.append(row("per hop: CPU ≤ 25 µs/request", f(perHop, 1) + " µs", perHop <= 25));
-            if (haproxyHop != null && directHop != null) {
-                double w = (weftHop.p50Ms() - directHop.p50Ms()) / 2;
-                double h = (haproxyHop.p50Ms() - directHop.p50Ms()) / 2;
-                t.append(row("per hop: added p50 ≤ HAProxy's", f(w, 3) + " ms vs " + f(h, 3) + " ms", w <= h));
-            }
-        }
-        if (weft != null) {
-            t.append(row("peak RSS per sidecar ≤ 64 MiB at " + top + " connections", "consumer side "
-                    + f(weft.rssConsumerMiB(), 0) + " MiB, largest provider side " + f(weft.rssProviderMiB(), 0)
-                    + " MiB", weft.rssMaxMiB() <= 64));
-            BenchRow first = mesh.stream().filter(r -> r.plane().equals("weft")).findFirst().orElse(weft);
-            t.append(row("sidecar ready < 300 ms after start", "slowest sidecar " + f(first.readyMs(), 0) + " ms",
-                    first.readyMs() < 300));
-        }
-        BenchRow bare = at.apply("weft-bare");
-        if (weft != null && bare != null) {
-            // Issue 6: tracing at 100% and metrics on cost at most 5% of the QPS of the same sidecars with both off.
-            double cost = 1 - weft.qps() / bare.qps();
-            t.append(row("observability: QPS with tracing 100% + metrics within 5% of both off, at " + top,
-                    f(weft.qps(), 0) + " vs " + f(bare.qps(), 0) + " (" + pct(cost) + " lower); proxy CPU "
-                            + f(weft.proxyCpuUsPerReq(), 1) + " vs " + f(bare.proxyCpuUsPerReq(), 1) + " µs/req",
-                    cost <= 0.05));
-        }
-        BenchRow http1 = at.apply("weft-http1");
-        if (weft != null && http1 != null) {
-            double saved = 1 - weft.linkBytesPerReq() / http1.linkBytesPerReq();
-            t.append(row("WMP ≥ 40% fewer bytes/request than HTTP/1.1 on the link", f(weft.linkBytesPerReq(), 0)
-                    + " vs " + f(http1.linkBytesPerReq(), 0) + " B (" + pct(saved) + " fewer)", saved >= 0.40));
-            t.append(row("WMP QPS > HTTP/1.1 QPS at " + top, f(weft.qps(), 0) + " vs " + f(http1.qps(), 0),
-                    weft.qps() > http1.qps()));
+        List<Integer> counts = Stream.concat(mesh.stream(), hop.stream()).map(BenchRow::threads)
+                .filter(n -> n >= 0).distinct().sorted().toList();
+        for (int threads : counts.isEmpty() ? List.of(DataPlane.OWN_DEFAULT_THREADS) : counts) {
+            String where = counts.size() > 1 ? ", " + BenchRow.threadsLabel(threads)
+                    + (threads == 1 ? " thread" : " threads") : "";
+            // direct (no threads) is every thread count's baseline.
+            t.append(targets(mesh.stream().filter(r -> r.threads() == threads || r.threads() < 0).toList(),
+                    hop.stream().filter(r -> r.threads() == threads || r.threads() < 0).toList(), where));
         }
         // The target is for the sidecar as users run it (tracing and metrics on); the bare figure says what they cost.
         JmhRunner.Result hot = perHop(jmh, "observability=on", true);
@@ -342,6 +322,74 @@ public final class BenchReport {
             t.append(row("hot path < 1 KiB allocated per request per hop", f(hot.bytesPerOp(), 0) + " B"
                     + (bareHop != null ? " (" + f(bareHop.bytesPerOp(), 0) + " B with tracing and metrics off)" : ""),
                     hot.bytesPerOp() < 1024));
+        }
+        return t.toString();
+    }
+
+    /** The targets' rows of one thread count; {@code where} says which, when there are several. */
+    private String targets(List<BenchRow> mesh, List<BenchRow> hop, String where) {
+        StringBuilder t = new StringBuilder();
+        int top = settings.connections().stream().mapToInt(Integer::intValue).max().orElse(512);
+        Function<String, BenchRow> at = plane -> byConnections(mesh, plane).get(top);
+        String meshTop = "mesh " + top + where;
+        String perHopAt = "per hop" + where;
+        BenchRow weft = at.apply("weft");
+        BenchRow nginx = at.apply("nginx");
+        BenchRow haproxy = at.apply("haproxy");
+        if (weft != null && (nginx != null || haproxy != null)) {
+            double best = Math.max(nginx == null ? 0 : nginx.qps(), haproxy == null ? 0 : haproxy.qps());
+            t.append(row(meshTop + ": Weft QPS ≥ best of nginx, HAProxy",
+                    String.format(Locale.ROOT, "Weft %.0f; nginx %s; HAProxy %s", weft.qps(),
+                            nginx == null ? "n/a" : f(nginx.qps(), 0), haproxy == null ? "n/a" : f(haproxy.qps(), 0)),
+                    weft.qps() >= best));
+        }
+        if (weft != null && haproxy != null) {
+            t.append(row(meshTop + ": Weft proxy CPU µs/req ≤ HAProxy's", f(weft.proxyCpuUsPerReq(), 1) + " vs "
+                    + f(haproxy.proxyCpuUsPerReq(), 1), weft.proxyCpuUsPerReq() <= haproxy.proxyCpuUsPerReq()));
+            t.append(row(meshTop + ": Weft p99 ≤ HAProxy's", f(weft.p99Ms(), 1) + " ms vs "
+                    + f(haproxy.p99Ms(), 1) + " ms", weft.p99Ms() <= haproxy.p99Ms()));
+        }
+        BenchRow weftHop = hop.stream().filter(r -> r.plane().equals("weft")).findFirst().orElse(null);
+        BenchRow haproxyHop = hop.stream().filter(r -> r.plane().equals("haproxy")).findFirst().orElse(null);
+        BenchRow directHop = hop.stream().filter(r -> r.plane().equals("direct")).findFirst().orElse(null);
+        if (weftHop != null) {
+            double perHop = weftHop.proxyCpuUsPerReq() / 2;
+            t.append(row(perHopAt + ": CPU ≤ 25 µs/request", f(perHop, 1) + " µs", perHop <= 25));
+            if (haproxyHop != null && directHop != null) {
+                double w = (weftHop.p50Ms() - directHop.p50Ms()) / 2;
+                double h = (haproxyHop.p50Ms() - directHop.p50Ms()) / 2;
+                t.append(row(perHopAt + ": added p50 ≤ HAProxy's", f(w, 3) + " ms vs " + f(h, 3) + " ms", w <= h));
+            }
+        }
+        if (weft != null) {
+            t.append(row("peak RSS per sidecar ≤ 64 MiB at " + top + " connections" + where, "consumer side "
+                    + f(weft.rssConsumerMiB(), 0) + " MiB, largest provider side " + f(weft.rssProviderMiB(), 0)
+                    + " MiB", weft.rssMaxMiB() <= 64));
+            BenchRow first = mesh.stream().filter(r -> r.plane().equals("weft")).findFirst().orElse(weft);
+            t.append(row("sidecar ready < 300 ms after start" + where, "slowest sidecar " + f(first.readyMs(), 0) + " ms",
+                    first.readyMs() < 300));
+        }
+        BenchRow bare = at.apply("weft-bare");
+        if (weft != null && bare != null) {
+            // Issue 6: tracing at 100% and metrics on cost at most 5% of the QPS of the same sidecars with both off.
+            double cost = 1 - weft.qps() / bare.qps();
+            t.append(row("observability: QPS with tracing 100% + metrics within 5% of both off, at " + top + where,
+                    f(weft.qps(), 0) + " vs " + f(bare.qps(), 0) + " (" + pct(cost) + " lower); proxy CPU "
+                            + f(weft.proxyCpuUsPerReq(), 1) + " vs " + f(bare.proxyCpuUsPerReq(), 1) + " µs/req",
+                    cost <= 0.05));
+            // Issue 12: the same budget for CPU per request, at each thread count.
+            double cpuCost = weft.proxyCpuUsPerReq() / bare.proxyCpuUsPerReq() - 1;
+            t.append(row("observability: proxy CPU µs/req with tracing and metrics within 5% of both off, at " + top
+                    + where, f(weft.proxyCpuUsPerReq(), 1) + " vs " + f(bare.proxyCpuUsPerReq(), 1) + " ("
+                    + pct(cpuCost) + " more)", cpuCost <= 0.05));
+        }
+        BenchRow http1 = at.apply("weft-http1");
+        if (weft != null && http1 != null) {
+            double saved = 1 - weft.linkBytesPerReq() / http1.linkBytesPerReq();
+            t.append(row("WMP ≥ 40% fewer bytes/request than HTTP/1.1 on the link" + where, f(weft.linkBytesPerReq(), 0)
+                    + " vs " + f(http1.linkBytesPerReq(), 0) + " B (" + pct(saved) + " fewer)", saved >= 0.40));
+            t.append(row("WMP QPS > HTTP/1.1 QPS at " + top + where, f(weft.qps(), 0) + " vs " + f(http1.qps(), 0),
+                    weft.qps() > http1.qps()));
         }
         return t.toString();
     }

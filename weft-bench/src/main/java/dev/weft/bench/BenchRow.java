@@ -11,6 +11,8 @@ import java.util.function.ToDoubleFunction;
  * of the figures when the topology could not be started or measured.
  *
  * @param section           mesh or hop
+ * @param threads           each proxy's threads ({@link DataPlane#threads()}): 0 for the proxies' own default, -1
+ *                          without proxies
  * @param requests          answers and failures in the measured window
  * @param errors            failed requests (wrong status or body, connection, timeout)
  * @param proxyCpuUsPerReq  CPU of all the proxies' processes over the window, per request
@@ -27,7 +29,7 @@ import java.util.function.ToDoubleFunction;
  * @param weightOffPct      how far the providers' shares of the requests were from their weights' shares: the
  *                          largest difference, in percentage points (NaN with a single provider)
  */
-record BenchRow(String section, String plane, int round, int connections, double qps, double ceilingRatio,
+record BenchRow(String section, String plane, int threads, int round, int connections, double qps, double ceilingRatio,
                 double p50Ms, double p90Ms, double p99Ms, double maxMs, long requests, long errors,
                 double proxyCpuUsPerReq, double controlCpuUsPerReq, double rssConsumerMiB, double rssProviderMiB, double linkBytesPerReq,
                 double machineBusyPct, double loadAverage, double generatorCpuUsPerReq, double generatorCores,
@@ -35,7 +37,7 @@ record BenchRow(String section, String plane, int round, int connections, double
 
     static final double MIB = 1024.0 * 1024.0;
 
-    static BenchRow of(String section, String plane, int round, ExperimentResult result) {
+    static BenchRow of(String section, String plane, int threads, int round, ExperimentResult result) {
         LoadResult load = result.load();
         ExperimentResult.Figures f = result.figures();
         long requests = load.requests();
@@ -52,15 +54,15 @@ record BenchRow(String section, String plane, int round, int connections, double
         double ready = f.proxies().stream().mapToDouble(p -> p.ready().toNanos() / 1e6).max().orElse(Double.NaN);
         double weightOff = result.providers().size() < 2 ? Double.NaN : result.providers().stream()
                 .mapToDouble(p -> Math.abs(p.share() - p.weightShare()) * 100).max().orElse(Double.NaN);
-        return new BenchRow(section, plane, round, load.connections(), load.qps(), load.ceilingRatio(),
+        return new BenchRow(section, plane, threads, round, load.connections(), load.qps(), load.ceilingRatio(),
                 load.latency().p50Ms(), load.latency().p90Ms(), load.latency().p99Ms(), load.latency().maxMs(),
                 requests, load.errors().total(), cpu, control, rssConsumer, rssProvider, link, f.machineBusy() * 100,
                 f.loadAverage(), load.cpuMicrosPerRequest(), load.cpuCores(), ready, weightOff, null);
     }
 
-    static BenchRow failed(String section, String plane, int round, int connections, String error) {
+    static BenchRow failed(String section, String plane, int threads, int round, int connections, String error) {
         double n = Double.NaN;
-        return new BenchRow(section, plane, round, connections, n, n, n, n, n, n, 0, 0, n, n, n, n, n, n,
+        return new BenchRow(section, plane, threads, round, connections, n, n, n, n, n, n, 0, 0, n, n, n, n, n, n,
                 ProcStats.loadAverage(), n, n, n, n, error);
     }
 
@@ -78,7 +80,8 @@ record BenchRow(String section, String plane, int round, int connections, double
             return null;
         }
         BenchRow first = ok.getFirst();
-        return new BenchRow(first.section, first.plane, ok.size(), first.connections, med(ok, BenchRow::qps),
+        return new BenchRow(first.section, first.plane, first.threads, ok.size(), first.connections,
+                med(ok, BenchRow::qps),
                 med(ok, BenchRow::ceilingRatio), med(ok, BenchRow::p50Ms), med(ok, BenchRow::p90Ms),
                 med(ok, BenchRow::p99Ms), med(ok, BenchRow::maxMs),
                 ok.stream().mapToLong(BenchRow::requests).sum(), ok.stream().mapToLong(BenchRow::errors).sum(),
@@ -105,13 +108,14 @@ record BenchRow(String section, String plane, int round, int connections, double
                 .orElse(Double.NaN);
     }
 
-    static final List<String> CSV_HEADER = List.of("section", "plane", "round", "connections", "qps", "ceiling_ratio",
-            "p50_ms", "p90_ms", "p99_ms", "max_ms", "requests", "errors", "proxy_cpu_us_per_req", "control_cpu_us_per_req",
+    static final List<String> CSV_HEADER = List.of("section", "plane", "proxy_threads", "round", "connections", "qps",
+            "ceiling_ratio", "p50_ms", "p90_ms", "p99_ms", "max_ms", "requests", "errors", "proxy_cpu_us_per_req",
+            "control_cpu_us_per_req",
             "rss_consumer_side_mib", "rss_provider_side_max_mib", "link_bytes_per_req", "machine_busy_pct",
             "load_avg_1m", "generator_cpu_us_per_req", "generator_cores", "ready_ms", "weight_off_pct", "error");
 
     List<String> csv() {
-        List<String> cells = new ArrayList<>(List.of(section, plane, Integer.toString(round),
+        List<String> cells = new ArrayList<>(List.of(section, plane, threadsLabel(threads), Integer.toString(round),
                 Integer.toString(connections)));
         for (double v : new double[] {qps, ceilingRatio, p50Ms, p90Ms, p99Ms, maxMs}) {
             cells.add(num(v));
@@ -124,6 +128,11 @@ record BenchRow(String section, String plane, int round, int connections, double
         }
         cells.add(error == null ? "" : error);
         return cells;
+    }
+
+    /** A thread count as the tables show it: the number, "default" for the proxies' own, empty without proxies. */
+    static String threadsLabel(int threads) {
+        return threads < 0 ? "" : threads == DataPlane.OWN_DEFAULT_THREADS ? "default" : Integer.toString(threads);
     }
 
     /** Plain decimal with up to 3 places; empty for NaN (unknown or not applicable). */

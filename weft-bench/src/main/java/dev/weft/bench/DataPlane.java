@@ -33,6 +33,28 @@ public interface DataPlane {
         return true;
     }
 
+    /** {@link #threads()} of a plane whose proxies run on their own default number of threads. */
+    int OWN_DEFAULT_THREADS = 0;
+    /** {@link #threads()} of a plane without proxies ({@code direct}). */
+    int NO_PROXY_THREADS = -1;
+
+    /**
+     * The threads each proxy of this plane carries traffic on: Weft's Workers ({@code --workers}), HAProxy's
+     * {@code nbthread}, nginx's {@code worker_processes}, Caddy's {@code GOMAXPROCS}; {@link #OWN_DEFAULT_THREADS}
+     * when each proxy's own default applies, {@link #NO_PROXY_THREADS} when there is no proxy.
+     */
+    default int threads() {
+        return OWN_DEFAULT_THREADS;
+    }
+
+    /**
+     * This plane with every proxy on {@code n} threads, so that planes compare at equal thread counts. A plane
+     * whose count is fixed (no proxy, or a variant defined by its count) returns itself.
+     */
+    default DataPlane withThreads(int n) {
+        return this;
+    }
+
     /** Whether the proxies find each other through the registry (Weft) rather than a static list (the peers). */
     default boolean usesRegistry() {
         return false;

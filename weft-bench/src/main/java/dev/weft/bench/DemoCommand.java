@@ -70,8 +70,9 @@ public final class DemoCommand implements Callable<Integer> {
         try {
             settings = new Experiment.Settings(connections, duration, warmup, timeout,
                     threads != null ? threads : Runtime.getRuntime().availableProcessors(), registry, keepLogs, runDir,
-                    startTimeout, Duration.ofMillis(delayMs), maxConcurrency, childHeap, Experiment.WEFT_CLI_MAIN,
-                    System.err, WeftDataPlane.defaults(), Experiment.Shape.MESH);
+                    startTimeout, Duration.ofMillis(delayMs), Experiment.Settings.equalCapacities(maxConcurrency),
+                    childHeap, Experiment.WEFT_CLI_MAIN, System.err, WeftDataPlane.defaults(), Experiment.Shape.MESH,
+                    Generator.BUILTIN);
         } catch (IllegalArgumentException e) {
             System.err.println("demo: " + e.getMessage());
             return 2;

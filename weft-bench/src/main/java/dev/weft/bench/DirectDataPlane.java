@@ -22,6 +22,11 @@ public record DirectDataPlane() implements DataPlane {
     }
 
     @Override
+    public int threads() {
+        return NO_PROXY_THREADS;
+    }
+
+    @Override
     public boolean proxied() {
         return false;
     }

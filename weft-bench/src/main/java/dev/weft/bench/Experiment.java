@@ -1,19 +1,17 @@
 package dev.weft.bench;
 
 import dev.weft.registry.support.Durations;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 
 import java.io.File;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.net.URI;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -65,28 +63,32 @@ public final class Experiment implements AutoCloseable {
     public record ProviderSpec(String name, int weight) {}
 
     /**
-     * @param connections            load generator connections (the paper: 128, 256, 512)
-     * @param duration               measured time
-     * @param warmup                 unrecorded load first
-     * @param loadTimeout            a request without an answer after this long is a timeout
-     * @param loadThreads            the load generator's event loops
-     * @param registry               an external registry URL for the sidecars (e.g. etcd); null starts
-     *                               {@code weft control} instead
-     * @param keepLogs               keep the run directory after a clean run (it is always kept after a failure)
-     * @param runDir                 where the logs go; null for a new temporary directory
-     * @param startTimeout           how long each process may take to become ready
-     * @param providerDelay          each provider's simulated work (the paper: 50 ms)
-     * @param providerMaxConcurrency each provider's limit, also announced by its sidecar as capacity (the paper: 200)
-     * @param childHeap              {@code -Xmx} of each child JVM, e.g. {@code 256m}
-     * @param mainClass              the children's main class, with subcommands control, sidecar, provider, consumer
-     * @param out                    where progress and the start-up steps are printed; null for silence
-     * @param dataPlane              what carries the traffic between consumer and providers (the demo: Weft)
-     * @param shape                  the paper's mesh, or one proxy chain in front of a trivial backend
+     * @param connections        load generator connections (the paper: 128, 256, 512)
+     * @param duration           measured time
+     * @param warmup             unrecorded load first
+     * @param loadTimeout        a request without an answer after this long is a timeout
+     * @param loadThreads        the load generator's threads (event loops, or wrk's {@code -t})
+     * @param registry           an external registry URL for the sidecars (e.g. etcd); null starts
+     *                           {@code weft control} instead
+     * @param keepLogs           keep the run directory after a clean run (it is always kept after a failure)
+     * @param runDir             where the logs go; null for a new temporary directory
+     * @param startTimeout       how long each process may take to become ready
+     * @param providerDelay      each provider's simulated work (the paper: 50 ms)
+     * @param providerCapacities each provider's limit, one per provider of {@link #PROVIDERS} (small, medium, large):
+     *                           the requests it holds at once, also what its proxy enforces (a Weft sidecar
+     *                           registers it as {@code --capacity}, a peer gets it as its per-server limit). The
+     *                           paper: 200 each; issue 12: 100, 200, 300
+     * @param childHeap          {@code -Xmx} of each child JVM, e.g. {@code 256m}
+     * @param mainClass          the children's main class, with subcommands control, sidecar, provider, consumer
+     * @param out                where progress and the start-up steps are printed; null for silence
+     * @param dataPlane          what carries the traffic between consumer and providers (the demo: Weft)
+     * @param shape              the paper's mesh, or one proxy chain in front of a trivial backend
+     * @param generator          what drives the measured load (the built-in generator, or wrk)
      */
-    public record Settings(int connections, Duration duration, Duration warmup, Duration loadTimeout, int loadThreads,
-                           String registry, boolean keepLogs, Path runDir, Duration startTimeout,
-                           Duration providerDelay, int providerMaxConcurrency, String childHeap, String mainClass,
-                           PrintStream out, DataPlane dataPlane, Shape shape) {
+    public record Settings(int connections, Duration duration, Duration warmup, Duration loadTimeout,
+                           int loadThreads, String registry, boolean keepLogs, Path runDir, Duration startTimeout,
+                           Duration providerDelay, List<Integer> providerCapacities, String childHeap,
+                           String mainClass, PrintStream out, DataPlane dataPlane, Shape shape, Generator generator) {
         public Settings {
             Objects.requireNonNull(dataPlane, "dataPlane");
             Objects.requireNonNull(shape, "shape");
@@ -97,6 +99,8 @@ public final class Experiment implements AutoCloseable {
             Objects.requireNonNull(providerDelay, "providerDelay");
             Objects.requireNonNull(childHeap, "childHeap");
             Objects.requireNonNull(mainClass, "mainClass");
+            Objects.requireNonNull(generator, "generator");
+            providerCapacities = List.copyOf(providerCapacities);
             // Checked here, not when the load starts: a typo should fail before eight JVMs are started.
             if (connections < 1) {
                 throw new IllegalArgumentException("connections must be at least 1 (got " + connections + ")");
@@ -116,91 +120,116 @@ public final class Experiment implements AutoCloseable {
             if (providerDelay.isNegative()) {
                 throw new IllegalArgumentException("delay must be zero or more (got " + providerDelay + ")");
             }
-            if (providerMaxConcurrency < 1) {
-                throw new IllegalArgumentException("max-concurrency must be at least 1 (got " + providerMaxConcurrency + ")");
+            if (providerCapacities.size() != PROVIDERS.size() || providerCapacities.stream().anyMatch(c -> c < 1)) {
+                throw new IllegalArgumentException("capacities must be " + PROVIDERS.size()
+                        + " positive numbers, one per provider (small, medium, large), e.g. 100,200,300 (got "
+                        + providerCapacities + ")");
             }
             if (!childHeap.matches("\\d+[kKmMgG]?")) {
                 throw new IllegalArgumentException("invalid heap size '" + childHeap + "' (expected e.g. 256m or 1g)");
             }
         }
 
-        /** The paper's setting: 512 connections, 30 s after a 5 s warm-up, providers of 200 x 50 ms. */
+        /**
+         * The paper's setting: 512 connections, 30 s after a 5 s warm-up, providers of 200 x 50 ms, the built-in
+         * load generator.
+         */
         public static Settings defaults() {
             return new Settings(512, Duration.ofSeconds(30), Duration.ofSeconds(5), Duration.ofSeconds(5),
                     Runtime.getRuntime().availableProcessors(), null, false, null, Duration.ofSeconds(60),
-                    Duration.ofMillis(50), 200, "256m", WEFT_CLI_MAIN, System.err, WeftDataPlane.defaults(),
-                    Shape.MESH);
+                    Duration.ofMillis(50), equalCapacities(200), "256m", WEFT_CLI_MAIN, System.err,
+                    WeftDataPlane.defaults(), Shape.MESH, Generator.BUILTIN);
+        }
+
+        /** The same capacity for every provider, as in the paper. */
+        public static List<Integer> equalCapacities(int capacity) {
+            return Collections.nCopies(PROVIDERS.size(), capacity);
         }
 
         public Settings withConnections(int n) {
-            return new Settings(n, duration, warmup, loadTimeout, loadThreads, registry, keepLogs, runDir,
-                    startTimeout, providerDelay, providerMaxConcurrency, childHeap, mainClass, out, dataPlane, shape);
+            return new Settings(n, duration, warmup, loadTimeout, loadThreads, registry, keepLogs, runDir, startTimeout,
+                    providerDelay, providerCapacities, childHeap, mainClass, out, dataPlane, shape, generator);
         }
 
         public Settings withDuration(Duration d) {
-            return new Settings(connections, d, warmup, loadTimeout, loadThreads, registry, keepLogs, runDir,
-                    startTimeout, providerDelay, providerMaxConcurrency, childHeap, mainClass, out, dataPlane, shape);
+            return new Settings(connections, d, warmup, loadTimeout, loadThreads, registry, keepLogs, runDir, startTimeout,
+                    providerDelay, providerCapacities, childHeap, mainClass, out, dataPlane, shape, generator);
         }
 
         public Settings withWarmup(Duration d) {
-            return new Settings(connections, duration, d, loadTimeout, loadThreads, registry, keepLogs, runDir,
-                    startTimeout, providerDelay, providerMaxConcurrency, childHeap, mainClass, out, dataPlane, shape);
+            return new Settings(connections, duration, d, loadTimeout, loadThreads, registry, keepLogs, runDir, startTimeout,
+                    providerDelay, providerCapacities, childHeap, mainClass, out, dataPlane, shape, generator);
         }
 
         public Settings withLoadTimeout(Duration d) {
-            return new Settings(connections, duration, warmup, d, loadThreads, registry, keepLogs, runDir,
-                    startTimeout, providerDelay, providerMaxConcurrency, childHeap, mainClass, out, dataPlane, shape);
+            return new Settings(connections, duration, warmup, d, loadThreads, registry, keepLogs, runDir, startTimeout,
+                    providerDelay, providerCapacities, childHeap, mainClass, out, dataPlane, shape, generator);
         }
 
         public Settings withLoadThreads(int n) {
-            return new Settings(connections, duration, warmup, loadTimeout, n, registry, keepLogs, runDir,
-                    startTimeout, providerDelay, providerMaxConcurrency, childHeap, mainClass, out, dataPlane, shape);
+            return new Settings(connections, duration, warmup, loadTimeout, n, registry, keepLogs, runDir, startTimeout,
+                    providerDelay, providerCapacities, childHeap, mainClass, out, dataPlane, shape, generator);
         }
 
         public Settings withRegistry(String url) {
-            return new Settings(connections, duration, warmup, loadTimeout, loadThreads, url, keepLogs, runDir,
-                    startTimeout, providerDelay, providerMaxConcurrency, childHeap, mainClass, out, dataPlane, shape);
+            return new Settings(connections, duration, warmup, loadTimeout, loadThreads, url, keepLogs, runDir, startTimeout,
+                    providerDelay, providerCapacities, childHeap, mainClass, out, dataPlane, shape, generator);
         }
 
         public Settings withKeepLogs(boolean keep) {
-            return new Settings(connections, duration, warmup, loadTimeout, loadThreads, registry, keep, runDir,
-                    startTimeout, providerDelay, providerMaxConcurrency, childHeap, mainClass, out, dataPlane, shape);
+            return new Settings(connections, duration, warmup, loadTimeout, loadThreads, registry, keep, runDir, startTimeout,
+                    providerDelay, providerCapacities, childHeap, mainClass, out, dataPlane, shape, generator);
         }
 
         public Settings withRunDir(Path dir) {
-            return new Settings(connections, duration, warmup, loadTimeout, loadThreads, registry, keepLogs, dir,
-                    startTimeout, providerDelay, providerMaxConcurrency, childHeap, mainClass, out, dataPlane, shape);
+            return new Settings(connections, duration, warmup, loadTimeout, loadThreads, registry, keepLogs, dir, startTimeout,
+                    providerDelay, providerCapacities, childHeap, mainClass, out, dataPlane, shape, generator);
         }
 
         public Settings withStartTimeout(Duration d) {
-            return new Settings(connections, duration, warmup, loadTimeout, loadThreads, registry, keepLogs, runDir,
-                    d, providerDelay, providerMaxConcurrency, childHeap, mainClass, out, dataPlane, shape);
+            return new Settings(connections, duration, warmup, loadTimeout, loadThreads, registry, keepLogs, runDir, d,
+                    providerDelay, providerCapacities, childHeap, mainClass, out, dataPlane, shape, generator);
         }
 
         public Settings withMainClass(String main) {
             return new Settings(connections, duration, warmup, loadTimeout, loadThreads, registry, keepLogs, runDir,
-                    startTimeout, providerDelay, providerMaxConcurrency, childHeap, main, out, dataPlane, shape);
+                    startTimeout, providerDelay, providerCapacities, childHeap, main, out, dataPlane, shape,
+                    generator);
         }
 
         public Settings withOut(PrintStream stream) {
             return new Settings(connections, duration, warmup, loadTimeout, loadThreads, registry, keepLogs, runDir,
-                    startTimeout, providerDelay, providerMaxConcurrency, childHeap, mainClass, stream, dataPlane, shape);
+                    startTimeout, providerDelay, providerCapacities, childHeap, mainClass, stream, dataPlane, shape,
+                    generator);
         }
 
         public Settings withDataPlane(DataPlane plane) {
             return new Settings(connections, duration, warmup, loadTimeout, loadThreads, registry, keepLogs, runDir,
-                    startTimeout, providerDelay, providerMaxConcurrency, childHeap, mainClass, out, plane, shape);
+                    startTimeout, providerDelay, providerCapacities, childHeap, mainClass, out, plane, shape,
+                    generator);
         }
 
-        /** The per-hop shape also wants a backend without delay: see {@link Shape#HOP}. */
+    /** The per-hop shape also wants a backend without delay: see {@link Shape#HOP}. */
         public Settings withShape(Shape s) {
             return new Settings(connections, duration, warmup, loadTimeout, loadThreads, registry, keepLogs, runDir,
-                    startTimeout, providerDelay, providerMaxConcurrency, childHeap, mainClass, out, dataPlane, s);
+                    startTimeout, providerDelay, providerCapacities, childHeap, mainClass, out, dataPlane, s,
+                    generator);
         }
 
         public Settings withProviderDelay(Duration d) {
             return new Settings(connections, duration, warmup, loadTimeout, loadThreads, registry, keepLogs, runDir,
-                    startTimeout, d, providerMaxConcurrency, childHeap, mainClass, out, dataPlane, shape);
+                    startTimeout, d, providerCapacities, childHeap, mainClass, out, dataPlane, shape, generator);
+        }
+
+    /** One capacity per provider of {@link #PROVIDERS}, in its order (small, medium, large). */
+        public Settings withProviderCapacities(List<Integer> capacities) {
+            return new Settings(connections, duration, warmup, loadTimeout, loadThreads, registry, keepLogs, runDir,
+                    startTimeout, providerDelay, capacities, childHeap, mainClass, out, dataPlane, shape, generator);
+        }
+
+        public Settings withGenerator(Generator g) {
+            return new Settings(connections, duration, warmup, loadTimeout, loadThreads, registry, keepLogs, runDir,
+                    startTimeout, providerDelay, providerCapacities, childHeap, mainClass, out, dataPlane, shape, g);
         }
     }
 
@@ -208,7 +237,7 @@ public final class Experiment implements AutoCloseable {
     public enum Shape {
         /**
          * The paper's experiment: load generator, consumer app, consumer-side proxy, provider-side proxies, the three
-         * providers (weights 1:2:3, each limited to {@code providerMaxConcurrency}). With {@link DirectDataPlane}
+         * providers (weights 1:2:3, each limited to its {@code providerCapacities}). With {@link DirectDataPlane}
          * the consumer calls one provider holding the three's capacity.
          */
         MESH,
@@ -224,7 +253,6 @@ public final class Experiment implements AutoCloseable {
     private final ChildProcesses children = new ChildProcesses();
     private final FreePorts ports = new FreePorts();
     private final HttpProbe http = new HttpProbe();
-    private final ObjectMapper json = new ObjectMapper();
     private final Map<String, Long> providerPids = new java.util.concurrent.ConcurrentHashMap<>();
     private final Thread shutdownHook = new Thread(() -> children.stopAll(STOP_GRACE), "weft-demo-shutdown");
     private Path runDir;
@@ -299,7 +327,8 @@ public final class Experiment implements AutoCloseable {
 
     /**
      * Runs the load with {@code listener} told of each phase and each second: for scenarios that act on the topology
-     * while the load runs (see {@link ResilienceBench}).
+     * while the load runs (see {@link ResilienceBench}). Always the built-in generator, whatever
+     * {@link Settings#generator()} says: wrk reports no seconds.
      */
     public LoadResult load(int connections, Duration warmup, Duration duration, LoadGenerator.PhaseListener listener)
             throws InterruptedException {
@@ -363,13 +392,15 @@ public final class Experiment implements AutoCloseable {
             traceEndpoint = settings.registry() != null ? "http://" + control + "/api/v2/spans" : null;
         }
         Launcher launcher = new Launcher();
-        // The capacity each provider-side proxy enforces (and the consumer side honours); 0 = none.
-        int capacity = settings.shape() == Shape.HOP ? 0 : settings.providerMaxConcurrency();
         List<RunningProvider> providers = new ArrayList<>();
         List<DataPlane.Upstream> upstreams = new ArrayList<>();
         List<DataPlane.Proxy> proxies = new ArrayList<>();
-        for (ProviderSpec spec : providerSpecs()) {
-            int appPort = startProvider(spec, providerLimit());
+        List<ProviderSpec> specs = providerSpecs();
+        for (int i = 0; i < specs.size(); i++) {
+            ProviderSpec spec = specs.get(i);
+            // The capacity each provider-side proxy enforces (and the consumer side honours); 0 = none.
+            int capacity = settings.shape() == Shape.HOP ? 0 : settings.providerCapacities().get(i);
+            int appPort = startProvider(spec, providerLimit(i));
             DataPlane.Upstream app = new DataPlane.Upstream(spec.name(), appPort, spec.weight(), capacity);
             if (plane.proxied()) {
                 DataPlane.Proxy proxy = plane.startProviderSide(launcher, app);
@@ -402,13 +433,17 @@ public final class Experiment implements AutoCloseable {
         return settings.dataPlane().proxied() ? PROVIDERS : List.of(new ProviderSpec(DirectDataPlane.NAME, 1));
     }
 
-    /** Each provider app's own limit: the paper's 200; for direct the three's together; per hop none to speak of. */
-    private int providerLimit() {
+    /**
+     * The limit of the {@code index}th provider app: its capacity; for direct the three's together; per hop none to
+     * speak of.
+     */
+    private int providerLimit(int index) {
         if (settings.shape() == Shape.HOP) {
             return 1_000_000;
         }
-        int limit = settings.providerMaxConcurrency();
-        return settings.dataPlane().proxied() ? limit : limit * PROVIDERS.size();
+        List<Integer> capacities = settings.providerCapacities();
+        return settings.dataPlane().proxied() ? capacities.get(index)
+                : capacities.stream().mapToInt(Integer::intValue).sum();
     }
 
     /** A registry URL without its options, which may hold a password. */
@@ -547,136 +582,14 @@ public final class Experiment implements AutoCloseable {
         LoadGenerator.Settings load = new LoadGenerator.Settings(target, connections, duration, warmup,
                 settings.loadTimeout(), settings.loadThreads(),
                 settings.shape() == Shape.HOP ? Duration.ZERO : settings.providerDelay(), settings.out());
-        Sampler sampler = new Sampler();
+        WindowSampler sampler = new WindowSampler(topology, controlPid, http, this::say);
         try {
-            LoadResult result = LoadGenerator.run(load, sampler);
-            return new ExperimentResult(result, shares(topology, sampler.servedBefore, sampler.servedAfter), runDir,
-                    settings.keepLogs(), sampler.figures());
+            LoadResult result = settings.generator().run(load, sampler, runDir);
+            return new ExperimentResult(result, sampler.shares(), runDir, settings.keepLogs(), sampler.figures());
         } catch (InterruptedException | RuntimeException e) {
             failed = true;
             throw e;
         }
-    }
-
-    /** Reads everything the result reports besides the load, just before and just after the measured window. */
-    private final class Sampler implements LoadGenerator.PhaseListener {
-        final Map<String, Long> servedBefore = new LinkedHashMap<>();
-        final Map<String, Long> servedAfter = new LinkedHashMap<>();
-        private final long[] cpuBefore = new long[topology.proxies().size()];
-        private final long[] cpuAfter = new long[topology.proxies().size()];
-        private final long[] peakRss = new long[topology.proxies().size()];
-        private Map<String, LinkBytes.Counters> linkBefore;
-        private Map<String, LinkBytes.Counters> linkAfter;
-        private ProcStats.MachineCpu machineBefore;
-        private ProcStats.MachineCpu machineAfter;
-        private double loadAverage;
-        private long controlCpuBefore;
-        private long controlCpuAfter;
-
-        @Override
-        public void measurementStarting() {
-            // The slow reads first, so the CPU counters are taken as close to the window's start as possible.
-            servedBefore.putAll(servedByProvider(topology));
-            linkBefore = LinkBytes.snapshot(topology.linkPorts());
-            loadAverage = ProcStats.loadAverage();
-            machineBefore = ProcStats.machineCpu();
-            for (int i = 0; i < cpuBefore.length; i++) {
-                cpuBefore[i] = ProcStats.treeCpuNanos(topology.proxies().get(i).pid());
-            }
-            controlCpuBefore = controlPid < 0 ? 0 : ProcStats.treeCpuNanos(controlPid);
-        }
-
-        @Override
-        public void measurementEnded() {
-            for (int i = 0; i < cpuAfter.length; i++) {
-                cpuAfter[i] = ProcStats.treeCpuNanos(topology.proxies().get(i).pid());
-            }
-            controlCpuAfter = controlPid < 0 ? 0 : ProcStats.treeCpuNanos(controlPid);
-            machineAfter = ProcStats.machineCpu();
-            for (int i = 0; i < peakRss.length; i++) {
-                peakRss[i] = ProcStats.treePeakRssBytes(topology.proxies().get(i).pid());
-            }
-            linkAfter = LinkBytes.snapshot(topology.linkPorts());
-            servedAfter.putAll(servedByProvider(topology));
-        }
-
-        ExperimentResult.Figures figures() {
-            List<ExperimentResult.ProxyFigure> proxies = new ArrayList<>();
-            for (int i = 0; i < cpuBefore.length; i++) {
-                DataPlane.Proxy p = topology.proxies().get(i);
-                boolean consumerSide = i == cpuBefore.length - 1;
-                proxies.add(new ExperimentResult.ProxyFigure(p.name(), consumerSide, p.pid(),
-                        Duration.ofNanos(Math.max(0, cpuAfter[i] - cpuBefore[i])), peakRss[i], p.ready()));
-            }
-            LinkBytes.Delta link = topology.linkPorts().isEmpty() ? LinkBytes.Delta.UNKNOWN
-                    : LinkBytes.delta(linkBefore, linkAfter);
-            double busy = machineBefore == null || machineAfter == null ? Double.NaN
-                    : machineAfter.busySince(machineBefore);
-            Duration controlCpu = controlPid < 0 ? null : Duration.ofNanos(Math.max(0, controlCpuAfter - controlCpuBefore));
-            return new ExperimentResult.Figures(proxies, busy, loadAverage, link.toProviders(), link.fromProviders(),
-                    link.closed(), controlCpu);
-        }
-    }
-
-    /** Each provider's {@code served} counter, -1 where {@code /stats} could not be read. */
-    private Map<String, Long> servedByProvider(Topology topology) {
-        Map<String, Long> served = new LinkedHashMap<>();
-        for (RunningProvider provider : topology.providers()) {
-            served.put(provider.spec().name(), served(provider));
-        }
-        return served;
-    }
-
-    /** Retried, with a generous timeout: a provider under full load on a busy machine can be slow to answer. */
-    private long served(RunningProvider provider) {
-        URI stats = URI.create("http://" + LOOPBACK + ":" + provider.appPort() + "/stats");
-        String problem = "no attempt";
-        for (int attempt = 1; attempt <= 3; attempt++) {
-            try {
-                HttpResponse<String> response = http.get(stats, Duration.ofSeconds(5));
-                JsonNode servedNode = response.statusCode() == 200 ? json.readTree(response.body()).get("served") : null;
-                if (servedNode != null && servedNode.canConvertToLong()) {
-                    return servedNode.asLong();
-                }
-                problem = "answered " + response.statusCode() + " without a numeric 'served'";
-            } catch (IOException e) {
-                problem = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return -1;
-            }
-        }
-        say("cannot read GET " + stats + " of provider " + provider.spec().name() + ": " + problem
-                + "; its share is reported as n/a");
-        return -1;
-    }
-
-    private static List<ExperimentResult.ProviderShare> shares(Topology topology, Map<String, Long> before,
-                                                               Map<String, Long> after) {
-        int weights = topology.providers().stream().mapToInt(p -> p.spec().weight()).sum();
-        Map<String, Long> delta = new LinkedHashMap<>();
-        long total = 0;
-        boolean allKnown = true;
-        for (RunningProvider provider : topology.providers()) {
-            String name = provider.spec().name();
-            long b = before.getOrDefault(name, -1L);
-            long a = after.getOrDefault(name, -1L);
-            long served = b < 0 || a < 0 ? -1 : a - b;
-            delta.put(name, served);
-            if (served < 0) {
-                allKnown = false;
-            } else {
-                total += served;
-            }
-        }
-        List<ExperimentResult.ProviderShare> shares = new ArrayList<>();
-        for (RunningProvider provider : topology.providers()) {
-            long served = delta.get(provider.spec().name());
-            double share = !allKnown || served < 0 || total == 0 ? Double.NaN : (double) served / total;
-            shares.add(new ExperimentResult.ProviderShare(provider.spec().name(), provider.spec().weight(), served,
-                    share, (double) provider.spec().weight() / weights));
-        }
-        return shares;
     }
 
     private Path createRunDir() throws ExperimentException {
@@ -724,13 +637,13 @@ public final class Experiment implements AutoCloseable {
         }
     }
 
-    private record RunningProvider(ProviderSpec spec, int appPort) {}
+    record RunningProvider(ProviderSpec spec, int appPort) {}
 
     /**
      * @param entryPort where the load goes
      * @param proxies   provider-side proxies, then the consumer-side one
      * @param linkPorts the provider-side proxies' listeners: the link whose bytes are counted
      */
-    private record Topology(int entryPort, List<RunningProvider> providers, List<DataPlane.Proxy> proxies,
+    record Topology(int entryPort, List<RunningProvider> providers, List<DataPlane.Proxy> proxies,
                             Set<Integer> linkPorts) {}
 }

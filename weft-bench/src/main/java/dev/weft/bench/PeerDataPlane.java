@@ -20,8 +20,11 @@ import java.util.regex.Pattern;
  * packages, each started in the foreground as a child process with its own configuration file (rendered from the
  * template in {@code resources/peers/NAME/}) on the experiment's own ports. Nothing of the system's own service
  * (port 80, /etc) is touched.
+ *
+ * @param threads each proxy's threads: nginx's {@code worker_processes}, HAProxy's {@code nbthread}, Caddy's
+ *                {@code GOMAXPROCS}; {@link #OWN_DEFAULT_THREADS} for the peer's default (one per CPU for all three)
  */
-public record PeerDataPlane(Peer peer) implements DataPlane {
+public record PeerDataPlane(Peer peer, int threads) implements DataPlane {
 
     /** Idle upstream connections each proxy may keep (nginx: per worker): enough for 512 connections in flight. */
     static final int KEEPALIVE_POOL = 512;
@@ -67,20 +70,30 @@ public record PeerDataPlane(Peer peer) implements DataPlane {
         }
     }
 
+    public PeerDataPlane(Peer peer) {
+        this(peer, OWN_DEFAULT_THREADS);
+    }
+
     @Override
     public String name() {
         return peer.label();
     }
 
     @Override
+    public PeerDataPlane withThreads(int n) {
+        return new PeerDataPlane(peer, n);
+    }
+
+    @Override
     public String description() {
         String settings = switch (peer) {
             case NGINX -> "weighted round robin (weight=), max_conns per upstream (502 when all are full), "
-                    + "keepalive " + KEEPALIVE_POOL + " per worker, worker_processes auto";
+                    + "keepalive " + KEEPALIVE_POOL + " per worker, worker_processes " + (threads > 0 ? threads : "auto");
             case HAPROXY -> "balance roundrobin with weights, maxconn per server (excess waits in its queue), "
-                    + "http-reuse always, nbthread = CPUs";
+                    + "http-reuse always, nbthread " + (threads > 0 ? threads : "= CPUs (its default)");
             case CADDY -> "lb_policy round_robin (2.6 has no weighted policy: 1:1:1), max_conns_per_host and "
-                    + "unhealthy_request_count per upstream, keepalive pools";
+                    + "unhealthy_request_count per upstream (one value for all: the largest capacity), keepalive "
+                    + "pools, GOMAXPROCS " + (threads > 0 ? threads : "= CPUs (Go's default)");
         };
         return version(peer) + "; " + settings;
     }
@@ -100,7 +113,7 @@ public record PeerDataPlane(Peer peer) implements DataPlane {
             throws ExperimentException, InterruptedException {
         Path config = ctx.runDir().resolve(name + "-" + Path.of(peer.template).getFileName());
         try {
-            Files.writeString(config, render(template(peer), ctx.runDir(), name, listenPort, upstreams),
+            Files.writeString(config, render(template(peer), ctx.runDir(), name, listenPort, upstreams, threads),
                     StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new ExperimentException("cannot write " + config + ": " + e.getMessage(), e);
@@ -123,12 +136,18 @@ public record PeerDataPlane(Peer peer) implements DataPlane {
         };
     }
 
-    /** Caddy writes its state under HOME/XDG dirs; point those into the run directory, not the user's home. */
+    /**
+     * Caddy writes its state under HOME/XDG dirs; point those into the run directory, not the user's home. Its
+     * threads are Go's: GOMAXPROCS.
+     */
     private Map<String, String> environment(Path runDir) {
         if (peer != Peer.CADDY) {
             return Map.of();
         }
         Map<String, String> env = new LinkedHashMap<>();
+        if (threads > 0) {
+            env.put("GOMAXPROCS", Integer.toString(threads));
+        }
         env.put("HOME", runDir.toString());
         env.put("XDG_DATA_HOME", runDir.resolve("caddy-data").toString());
         env.put("XDG_CONFIG_HOME", runDir.resolve("caddy-config").toString());
@@ -154,8 +173,11 @@ public record PeerDataPlane(Peer peer) implements DataPlane {
      * Fills a template: {@code {{#servers}}…{{/servers}}} is repeated once per upstream (with {@code port},
      * {@code weight}, {@code max_conns}, {@code server_name}), then the other {@code {{variables}}} are replaced.
      * An unknown variable is an error, so a typo in a template fails the run instead of producing a broken proxy.
+     *
+     * @param threads the proxy's threads, {@link #OWN_DEFAULT_THREADS} for its default
      */
-    static String render(String template, Path runDir, String name, int listenPort, List<Upstream> upstreams) {
+    static String render(String template, Path runDir, String name, int listenPort, List<Upstream> upstreams,
+                         int threads) {
         Matcher section = SECTION.matcher(template);
         StringBuilder expanded = new StringBuilder();
         while (section.find()) {
@@ -173,8 +195,11 @@ public record PeerDataPlane(Peer peer) implements DataPlane {
                 "name", name,
                 "listen_port", Integer.toString(listenPort),
                 "keepalive", Integer.toString(KEEPALIVE_POOL),
-                // One limit for the whole proxy where the peer has no per-upstream setting (Caddy): all are equal.
-                "max_conns", Integer.toString(upstreams.isEmpty() ? 0 : upstreams.getFirst().capacity()));
+                // One limit for the whole proxy where the peer has no per-upstream setting (Caddy): the largest, so
+                // no upstream gets less than its capacity (a provider-side Caddy has one upstream, its own).
+                "max_conns", Integer.toString(upstreams.stream().mapToInt(Upstream::capacity).max().orElse(0)),
+                "worker_processes", threads > 0 ? Integer.toString(threads) : "auto",
+                "nbthread", threads > 0 ? "nbthread " + threads : "# nbthread not set: one thread per CPU");
         return substitute(expanded.toString(), values);
     }
 

@@ -75,6 +75,23 @@ final class ProcStats {
     }
 
     /**
+     * cutime + cstime of a process: the CPU of its children that exited and that it waited for, from its
+     * {@code /proc/PID/stat} (fields 16 and 17). A shell that ran a program and read its own stat afterwards reports
+     * that program's whole CPU time, which nobody can read once the program has exited.
+     */
+    static OptionalLong parseChildrenCpuTicks(String stat) {
+        int close = stat.lastIndexOf(')');
+        if (close < 0) {
+            return OptionalLong.empty();
+        }
+        String[] fields = stat.substring(close + 2).trim().split("\\s+");
+        if (fields.length < 15) {
+            return OptionalLong.empty();
+        }
+        return OptionalLong.of(Long.parseLong(fields[13]) + Long.parseLong(fields[14]));
+    }
+
+    /**
      * Peak resident set size ({@code VmHWM}) in bytes, summed over the process and its live descendants: for a
      * multi-process proxy this counts pages the processes share once per process, so it errs on the high side.
      */

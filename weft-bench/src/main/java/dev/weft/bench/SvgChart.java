@@ -10,7 +10,9 @@ import java.util.function.ToDoubleFunction;
 
 /**
  * The mesh chart as SVG text: two panels side by side, QPS and p99 latency by connections, one line per data plane
- * (QPS also shows the ceiling, connections / 50 ms, dashed). Plain SVG 1.1 with no script or external font, so it
+ * and proxy thread count (QPS also shows the ceiling, connections / 50 ms, dashed grey). When the planes ran at
+ * several thread counts, each line is labelled {@code plane ×N}, and the lines of all but the lowest count are
+ * dashed in the plane's colour. Plain SVG 1.1 with no script or external font, so it
  * renders the same on GitHub, in a browser or an image viewer.
  */
 final class SvgChart {
@@ -27,9 +29,12 @@ final class SvgChart {
     private SvgChart() {}
 
     static String render(List<BenchRow> medians, String title) {
+        List<Integer> counts = medians.stream().map(BenchRow::threads).filter(t -> t >= 0).distinct().sorted().toList();
         Map<String, List<BenchRow>> byPlane = new LinkedHashMap<>();
         for (BenchRow r : medians) {
-            byPlane.computeIfAbsent(r.plane(), p -> new ArrayList<>()).add(r);
+            String line = counts.size() > 1 && r.threads() >= 0 ? r.plane() + " ×" + BenchRow.threadsLabel(r.threads())
+                    : r.plane();
+            byPlane.computeIfAbsent(line, p -> new ArrayList<>()).add(r);
         }
         List<Integer> xs = new ArrayList<>(new TreeSet<>(medians.stream().map(BenchRow::connections).toList()));
         int width = LEFT + PANEL_W + GAP + LEFT + PANEL_W + 24;
@@ -46,11 +51,13 @@ final class SvgChart {
                 BenchRow::p99Ms, false);
         int lx = LEFT;
         int ly = TOP + PANEL_H + 48;
-        for (String plane : byPlane.keySet()) {
+        for (Map.Entry<String, List<BenchRow>> e : byPlane.entrySet()) {
+            String dash = dash(e.getValue(), counts);
             svg.append(String.format(Locale.ROOT, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" "
-                    + "stroke-width=\"3\"/>%n", lx, ly, lx + 24, ly, color(plane)));
+                    + "stroke-width=\"3\"%s/>%n", lx, ly, lx + 24, ly, color(e.getValue().getFirst().plane()),
+                    dash == null ? "" : " stroke-dasharray=\"" + dash + "\""));
             svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\">%s</text>%n", lx + 30, ly + 4,
-                    escape(plane)));
+                    escape(e.getKey())));
             lx += 120;
             if (lx > width - 120) {
                 lx = LEFT;
@@ -85,8 +92,10 @@ final class SvgChart {
         svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">connections</text>%n",
                 x0 + PANEL_W / 2, y0 + 36));
         if (ceiling) {
-            svg.append(polyline(x0, xs, top, xs.stream().mapToDouble(c -> c / 0.05).toArray(), "#999", "6,4"));
+            svg.append(polyline(x0, xs, top, xs.stream().mapToDouble(c -> c / 0.05).toArray(), "#999", "6,4", false));
         }
+        List<Integer> counts = byPlane.values().stream().flatMap(List::stream).map(BenchRow::threads)
+                .filter(t -> t >= 0).distinct().sorted().toList();
         for (Map.Entry<String, List<BenchRow>> e : byPlane.entrySet()) {
             double[] ys = new double[xs.size()];
             for (int i = 0; i < xs.size(); i++) {
@@ -94,12 +103,20 @@ final class SvgChart {
                 ys[i] = e.getValue().stream().filter(r -> r.connections() == c).mapToDouble(figure).findFirst()
                         .orElse(Double.NaN);
             }
-            svg.append(polyline(x0, xs, top, ys, color(e.getKey()), null));
+            svg.append(polyline(x0, xs, top, ys, color(e.getValue().getFirst().plane()), dash(e.getValue(), counts),
+                    true));
         }
     }
 
-    /** A line through the known points (a gap where a figure is unknown), with a dot on each. */
-    private static String polyline(int x0, List<Integer> xs, double top, double[] ys, String color, String dash) {
+    /** Dashes for the lines of all but the lowest thread count, so a plane's lines differ in more than the label. */
+    private static String dash(List<BenchRow> line, List<Integer> counts) {
+        int threads = line.getFirst().threads();
+        return counts.size() > 1 && threads >= 0 && threads != counts.getFirst() ? "8,4" : null;
+    }
+
+    /** A line through the known points (a gap where a figure is unknown), with a dot on each when {@code dots}. */
+    private static String polyline(int x0, List<Integer> xs, double top, double[] ys, String color, String dash,
+                                   boolean dots) {
         StringBuilder out = new StringBuilder();
         StringBuilder points = new StringBuilder();
         for (int i = 0; i < ys.length; i++) {
@@ -109,7 +126,7 @@ final class SvgChart {
             double x = xAt(x0, i, xs.size());
             double y = TOP + PANEL_H - PANEL_H * Math.min(1, ys[i] / top);
             points.append(String.format(Locale.ROOT, "%.1f,%.1f ", x, y));
-            if (dash == null) {
+            if (dots) {
                 out.append(String.format(Locale.ROOT, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>%n", x, y,
                         color));
             }

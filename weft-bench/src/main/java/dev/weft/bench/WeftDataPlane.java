@@ -24,10 +24,14 @@ import java.util.Objects;
  *                     for all, so the balancer has only what it measures to go by
  * @param balancer     the consumer sidecar's {@code --balancer}; null for its default
  * @param extraArgs    more sidecar flags, e.g. {@code --tracing off --metrics off} for {@code weft-bare}, the
- *                     baseline that prices observability in the same run
+ *                     baseline that prices observability in the same run; a {@code --workers} here fixes the
+ *                     plane's thread count ({@code weft-1w})
+ * @param workers      every sidecar's {@code --workers}; {@link #OWN_DEFAULT_THREADS} leaves the flag out, so the
+ *                     sidecar's default applies (min(2, its CPUs))
  */
 public record WeftDataPlane(String name, String collaborator, String meshProtocol, List<String> jvmOptions,
-                            boolean weighted, String balancer, List<String> extraArgs) implements DataPlane {
+                            boolean weighted, String balancer, List<String> extraArgs, int workers)
+        implements DataPlane {
 
     public WeftDataPlane {
         Objects.requireNonNull(name, "name");
@@ -38,7 +42,7 @@ public record WeftDataPlane(String name, String collaborator, String meshProtoco
 
     public WeftDataPlane(String name, String collaborator, String meshProtocol, List<String> jvmOptions,
                          List<String> extraArgs) {
-        this(name, collaborator, meshProtocol, jvmOptions, true, null, extraArgs);
+        this(name, collaborator, meshProtocol, jvmOptions, true, null, extraArgs, OWN_DEFAULT_THREADS);
     }
 
     public WeftDataPlane(String name, String collaborator, String meshProtocol, List<String> jvmOptions) {
@@ -48,7 +52,7 @@ public record WeftDataPlane(String name, String collaborator, String meshProtoco
     /** This data plane under another name, with or without registered weights, and a consumer-side balancer. */
     public WeftDataPlane balancing(String newName, boolean registerWeights, String consumerBalancer) {
         return new WeftDataPlane(newName, collaborator, meshProtocol, jvmOptions, registerWeights, consumerBalancer,
-                extraArgs);
+                extraArgs, workers);
     }
 
     /**
@@ -60,7 +64,21 @@ public record WeftDataPlane(String name, String collaborator, String meshProtoco
     }
 
     public WeftDataPlane withJvmOptions(List<String> options) {
-        return new WeftDataPlane(name, collaborator, meshProtocol, options, weighted, balancer, extraArgs);
+        return new WeftDataPlane(name, collaborator, meshProtocol, options, weighted, balancer, extraArgs, workers);
+    }
+
+    @Override
+    public int threads() {
+        int fixed = extraArgs.indexOf("--workers");
+        return fixed >= 0 && fixed + 1 < extraArgs.size() ? Integer.parseInt(extraArgs.get(fixed + 1)) : workers;
+    }
+
+    @Override
+    public WeftDataPlane withThreads(int n) {
+        if (extraArgs.contains("--workers")) {
+            return this;
+        }
+        return new WeftDataPlane(name, collaborator, meshProtocol, jvmOptions, weighted, balancer, extraArgs, n);
     }
 
     @Override
@@ -68,6 +86,8 @@ public record WeftDataPlane(String name, String collaborator, String meshProtoco
         return "Weft sidecars, --collaborator " + collaborator + ", mesh protocol "
                 + (meshProtocol == null ? "wmp (default)" : meshProtocol)
                 + (extraArgs.isEmpty() ? "" : ", " + String.join(" ", extraArgs))
+                + (workers > 0 ? ", --workers " + workers
+                        : extraArgs.contains("--workers") ? "" : ", the sidecar's default Workers (min(2, CPUs))")
                 + (weighted ? ", weights" : ", no weights (all 1)") + " and capacity from the registry"
                 + (balancer == null ? "" : ", consumer balancer " + balancer) + ", JVM " + (jvmOptions.isEmpty()
                 ? "defaults" : String.join(" ", jvmOptions)) + (SidecarJvm.aotCache(jvmOptions).isPresent()
@@ -119,6 +139,9 @@ public record WeftDataPlane(String name, String collaborator, String meshProtoco
         }
         if (meshProtocol != null) {
             command.addAll(List.of("--mesh-protocol", meshProtocol));
+        }
+        if (workers > 0) {
+            command.addAll(List.of("--workers", Integer.toString(workers)));
         }
         if (ctx.traceEndpoint() != null) {
             command.addAll(List.of("--trace-endpoint", ctx.traceEndpoint()));

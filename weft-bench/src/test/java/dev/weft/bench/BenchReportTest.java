@@ -19,27 +19,28 @@ class BenchReportTest {
     Path dir;
 
     private static BenchRow row(String plane, int round, int conns, double qps, double p99, double cpu, double link) {
-        return new BenchRow("mesh", plane, round, conns, qps, qps / (conns / 0.05), 60, 80, p99, p99 + 10, 1000, 0,
+        return new BenchRow("mesh", plane, DataPlane.OWN_DEFAULT_THREADS, round, conns, qps, qps / (conns / 0.05), 60, 80, p99, p99 + 10, 1000, 0,
                 cpu, 12, 40, 30, link, 90, 1.5, 100, 0.5, 250, 2.0, null);
     }
 
     private Bench.Settings settings() {
         return new Bench.Settings(Set.of("mesh"), List.of("weft", "weft-http1", "haproxy"), List.of(128, 512), 3,
-                Duration.ofSeconds(1), Duration.ZERO, Duration.ofSeconds(2), 16, Duration.ofSeconds(2), List.of("-Xmx64m"), 1, dir,
-                false, false, true, Experiment.WEFT_CLI_MAIN, null);
+                Duration.ofSeconds(1), Duration.ZERO, Duration.ofSeconds(2), 16, Duration.ofSeconds(2), List.of("-Xmx64m"), 1,
+                Generator.BUILTIN, List.of(100, 200, 300), List.of(), dir, false, false, true, Experiment.WEFT_CLI_MAIN,
+                null);
     }
 
     @Test
     void reportsTheMedianOfEachFigureAndTheTotalOfRequestsAndErrors() {
         BenchRow median = BenchRow.median(List.of(row("weft", 1, 512, 100, 9, 50, 200),
                 row("weft", 2, 512, 300, 1, 70, 220), row("weft", 3, 512, 200, 5, 60, 210),
-                BenchRow.failed("mesh", "weft", 4, 512, "did not start")));
+                BenchRow.failed("mesh", "weft", 0, 4, 512, "did not start")));
         assertThat(median.qps()).isEqualTo(200);
         assertThat(median.p99Ms()).isEqualTo(5);
         assertThat(median.proxyCpuUsPerReq()).isEqualTo(60);
         assertThat(median.requests()).isEqualTo(3000);
         assertThat(median.round()).as("rounds aggregated").isEqualTo(3);
-        assertThat(BenchRow.median(List.of(BenchRow.failed("mesh", "x", 1, 1, "no")))).isNull();
+        assertThat(BenchRow.median(List.of(BenchRow.failed("mesh", "x", 0, 1, 1, "no")))).isNull();
     }
 
     @Test
@@ -53,9 +54,10 @@ class BenchReportTest {
         report.write();
 
         String md = report.markdown();
-        assertThat(md).contains("| weft | 512 | 7000 | 0.68 |")
+        assertThat(md).contains("| weft | default | 512 | 7000 | 0.68 |")
                 .contains("### Protocol on the sidecar link: WMP vs HTTP/1.1")
-                .contains("| 512 | 150 | 300 | 50% |")
+                .contains("| default | 512 | 150 | 300 | 50% |")
+                .contains("capacities 100/200/300 in flight")
                 .contains("| mesh 512: Weft QPS ≥ best of nginx, HAProxy | Weft 7000; nginx n/a; HAProxy 7500 | **no** |")
                 .contains("| mesh 512: Weft proxy CPU µs/req ≤ HAProxy's | 45.0 vs 50.0 | yes |")
                 .contains("| WMP ≥ 40% fewer bytes/request than HTTP/1.1 on the link | 150 vs 300 B (50% fewer) | yes |");
@@ -63,7 +65,7 @@ class BenchReportTest {
         assertThat(dir.resolve("rounds.csv")).content().startsWith(String.join(",", BenchRow.CSV_HEADER))
                 .hasLineCount(1 + 18);
         assertThat(dir.resolve("mesh.csv")).content().hasLineCount(1 + 6)
-                .contains("mesh,weft,3,512,7000,0.684,60,80,120,130,3000,0,45,12,40,30,150,90,1.5,100,0.5,250,2,");
+                .contains("mesh,weft,default,3,512,7000,0.684,60,80,120,130,3000,0,45,12,40,30,150,90,1.5,100,0.5,250,2,");
 
         String svg = java.nio.file.Files.readString(dir.resolve("mesh-chart.svg"));
         Document doc = DocumentBuilderFactory.newInstance().newDocumentBuilder()

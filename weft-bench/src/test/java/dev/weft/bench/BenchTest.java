@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 /**
  * A tiny real bench run: the mesh and per-hop shapes with {@code direct} and nginx (real nginx, stand-in control
@@ -25,7 +26,8 @@ class BenchTest {
     void writesEveryFileWithFiguresThatAgreeWithEachOther() throws Exception {
         Assumptions.assumeTrue(PeerDataPlane.onPath("nginx"), "nginx is not installed (apt-get install -y nginx)");
         Bench.Settings settings = new Bench.Settings(Set.of("mesh", "hop"), List.of("direct", "nginx"), List.of(8), 1,
-                Duration.ofMillis(300), Duration.ofMillis(200), Duration.ofSeconds(2), 4, Duration.ofSeconds(2), List.of(), 1, results, false,
+                Duration.ofMillis(300), Duration.ofMillis(200), Duration.ofSeconds(2), 4, Duration.ofSeconds(2), List.of(), 1,
+                Generator.BUILTIN, Experiment.Settings.equalCapacities(200), List.of(), results, false,
                 false, true, FakeMeshCli.class.getName(), System.err);
 
         BenchReport report = Bench.run(settings);
@@ -66,5 +68,32 @@ class BenchTest {
                 "## Targets (issue 5)", "| nginx |");
         // Logs of clean runs are not kept unless asked.
         assertThat(results.resolve("logs")).isEmptyDirectory();
+    }
+
+    @Test
+    void runsUnderWrkWithUnequalCapacitiesAndSaysEachRowsThreads() throws Exception {
+        Assumptions.assumeTrue(PeerDataPlane.onPath("nginx"), "nginx is not installed (apt-get install -y nginx)");
+        Assumptions.assumeTrue(PeerDataPlane.onPath("wrk"), "wrk is not installed (apt-get install -y wrk)");
+        Bench.Settings settings = new Bench.Settings(Set.of("mesh"), List.of("direct", "nginx"), List.of(8), 1,
+                Duration.ofSeconds(1), Duration.ZERO, Duration.ofSeconds(1), 4, Duration.ofSeconds(1), List.of(), 1,
+                Generator.WRK, List.of(10, 20, 30), List.of(1), results, false, false, true,
+                FakeMeshCli.class.getName(), System.err);
+
+        BenchReport report = Bench.run(settings);
+
+        assertThat(report.failures()).isEmpty();
+        assertThat(report.rows()).extracting(BenchRow::plane, BenchRow::threads)
+                .containsExactlyInAnyOrder(tuple("direct", -1),
+                        tuple("nginx", 1));
+        assertThat(report.rows()).allSatisfy(r -> {
+            assertThat(r.errors()).isZero();
+            assertThat(r.qps()).isPositive();
+            assertThat(r.generatorCpuUsPerReq()).as("wrk's own CPU").isPositive();
+        });
+        String summary = Files.readString(results.resolve("summary.md"));
+        assertThat(summary).contains("load generator (wrk)", "capacities 10/20/30 in flight", "| nginx | 1 | 8 |",
+                "| direct |  | 8 |", "worker_processes 1");
+        assertThat(Files.readAllLines(results.resolve("mesh.csv"))).anyMatch(l -> l.startsWith("mesh,nginx,1,1,8,"));
+        assertThat(results.resolve(WrkGenerator.SCRIPT_FILE)).exists();
     }
 }

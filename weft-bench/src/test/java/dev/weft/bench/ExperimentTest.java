@@ -1,11 +1,13 @@
 package dev.weft.bench;
 
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -47,6 +49,25 @@ class ExperimentTest {
         assertThat(result.describe()).contains("medium").contains("33.3%");
         assertThat(result.logsKept()).isFalse();
         assertThat(dir).doesNotExist();
+    }
+
+    @Test
+    void givesEachProviderItsOwnCapacityAndItsSidecarTheWorkersAskedForUnderWrk() throws Exception {
+        Assumptions.assumeTrue(PeerDataPlane.onPath("wrk"), "wrk is not installed (apt-get install -y wrk)");
+        Path dir = runDir.resolve("run");
+        ExperimentResult result = Experiment.run(shortRun().withRunDir(dir).withKeepLogs(true)
+                .withProviderCapacities(List.of(10, 20, 30)).withGenerator(Generator.WRK)
+                .withDataPlane(WeftDataPlane.defaults().withThreads(1)).withDuration(Duration.ofSeconds(1)));
+
+        assertThat(result.load().errors().total()).as(result.load().errors().describe()).isZero();
+        assertThat(result.load().successes()).isPositive();
+        assertThat(result.providers()).allSatisfy(p -> assertThat(p.served()).isPositive());
+        assertThat(Files.readString(dir.resolve("provider-small.log"))).contains("--max-concurrency 10 ");
+        assertThat(Files.readString(dir.resolve("provider-large.log"))).contains("--max-concurrency 30 ");
+        assertThat(Files.readString(dir.resolve("sidecar-provider-medium.log")))
+                .contains("--weight 2 --capacity 20 ").contains("--workers 1");
+        assertThat(Files.readString(dir.resolve("sidecar-consumer.log"))).contains("--workers 1");
+        assertThat(dir.resolve("wrk-24-measured.log")).content().contains("weft-wrk verified=");
     }
 
     @Test

@@ -3,6 +3,7 @@ package dev.weft.dataplane;
 import dev.weft.dataplane.observe.ExchangeObserver;
 import dev.weft.dataplane.observe.ObservabilityConfig;
 import dev.weft.dataplane.observe.RouteTable;
+import dev.weft.dataplane.transport.Transport;
 import io.netty.util.ResourceLeakDetector;
 import dev.weft.registry.support.Durations;
 import picocli.CommandLine;
@@ -83,7 +84,8 @@ public final class SidecarCommand implements Callable<Integer> {
             description = "How exchanges are carried: event-loop (continuations on the Worker) or virtual-thread (default: ${DEFAULT-VALUE}).")
     String collaborator;
 
-    @Option(names = "--workers", paramLabel = "N", description = "Worker event loops (default: number of CPUs).")
+    @Option(names = "--workers", paramLabel = "N",
+            description = "Worker event loops (default: 2, or fewer when the process may use fewer CPUs: its cgroup CPU quota, rounded up, or the CPUs available).")
     Integer workers;
 
     @Option(names = "--queue-size", paramLabel = "N", defaultValue = "2048",
@@ -232,7 +234,7 @@ public final class SidecarCommand implements Callable<Integer> {
         String instance = id != null ? id : inbound.getPort() == 0 ? null : service + "-" + inbound.getHostString() + "-" + inbound.getPort();
         SidecarConfig cfg = new SidecarConfig(service, instance, app, inbound, advertise, outbound, ups, admin, registry,
                 weight, capacity, queueSize, queueTimeout, leaseTtl, balancer, collaborator,
-                workers != null ? workers : Runtime.getRuntime().availableProcessors(), meshProtocol, meshConnections,
+                workers != null ? workers : Transport.defaultWorkers(), meshProtocol, meshConnections,
                 drainTimeout, checkedObservabilityConfig());
         Sidecar sidecar = new Sidecar(cfg);
         Map<String, InetSocketAddress> bound = sidecar.start();
