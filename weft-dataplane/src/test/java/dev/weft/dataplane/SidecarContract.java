@@ -228,6 +228,30 @@ abstract class SidecarContract {
     }
 
     @Test
+    void aRequestWithMoreFieldsThanTheMeshLinkCarriesIsRefused431AloneWhileOthersInFlightSucceed() throws Exception {
+        // Legal for HTTP/1.1, but with the fields the mesh adds it is more than the next hop accepts. It must fail
+        // alone: once, the provider side refused the frame by closing the shared mesh connection, failing the
+        // other requests on it with 502.
+        StringBuilder head = new StringBuilder("GET /echo HTTP/1.1\r\nHost: x\r\n");
+        for (int i = 0; i < 126; i++) {
+            head.append("x-field-").append(i).append(": v\r\n");
+        }
+        List<CompletableFuture<HttpResponse<String>>> others = new ArrayList<>();
+        for (int i = 0; i < 6; i++) { // under the provider's capacity of 8, so none waits or is refused
+            others.add(http.sendAsync(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + upstreamPort + "/slow?ms=300"))
+                    .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString()));
+        }
+        Thread.sleep(100); // the others are in flight on the mesh connection
+        try (RawHttp c = new RawHttp(upstreamPort)) {
+            RawHttp.Response r = c.send(head.append("\r\n").toString()).read();
+            assertThat(r.status()).isEqualTo(431);
+        }
+        for (CompletableFuture<HttpResponse<String>> f : others) {
+            assertThat(f.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+        }
+    }
+
+    @Test
     void aSlowAppIsWaitedForAndAnswersNormally() throws Exception {
         try (RawHttp c = new RawHttp(upstreamPort)) {
             RawHttp.Response r = c.send("GET /slow?ms=1500 HTTP/1.1\r\nHost: x\r\n\r\n").read();

@@ -141,6 +141,15 @@ public final class WmpFrameEncoder extends MessageToMessageEncoder<WmpFrame> {
         };
     }
 
+    /**
+     * The header block a request would take (method, authority, path and fields): what the receiving decoder holds
+     * against {@link WmpLimits#maxHeaderBlockBytes()}. A sender checks it so that no request can make its peer refuse
+     * the whole connection.
+     */
+    public static int headerBlockSize(WmpRequest r) {
+        return encodedSize(r) - WmpWire.HEAD_LENGTH - bodyLength(r.body());
+    }
+
     private static ByteBuf encodeRequestHead(ByteBufAllocator alloc, WmpRequest r) {
         requireStreamId(r.streamId());
         String method = Objects.requireNonNull(r.method(), "method");

@@ -3,6 +3,7 @@ package dev.weft.dataplane.balancing;
 import dev.weft.dataplane.exchange.Failures;
 import dev.weft.dataplane.exchange.Phase;
 import dev.weft.dataplane.exchange.ExchangeContext;
+import dev.weft.dataplane.exchange.ExchangeError;
 import dev.weft.dataplane.metrics.SidecarMetrics;
 import dev.weft.dataplane.upstream.Upstream;
 import io.netty.util.concurrent.Future;
@@ -90,7 +91,8 @@ public final class BalancePhase implements Phase {
                 e.recordLatency(latency, x.inFlightAtSend(), status == 503);
                 c.recordOutcome(e, status >= 500);
             }
-        } else if (!(failure instanceof Cluster.NoCapacityException) && !(failure instanceof Upstream.CircuitOpenException)) {
+        } else if (!(failure instanceof Cluster.NoCapacityException) && !(failure instanceof Upstream.CircuitOpenException)
+                && !(failure instanceof ExchangeError)) {
             // Refused by our own limits, nothing says the endpoint is unwell; anything else does.
             e.recordFailure();
             if (latency >= 0) {

@@ -217,7 +217,13 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
         stack.traffic().bytesIn(first.readableBytes());
         sentNanos = System.nanoTime();
         inFlightAtSend = endpoint.inFlight();
-        call.sendHead(head, stack.authority(this), clientAddress, first, end);
+        try {
+            call.sendHead(head, stack.authority(this), clientAddress, first, end);
+        } catch (ExchangeError e) {
+            call = null; // nothing was sent; the Collaborator, waiting on the answer, ends the exchange with e
+            answered.tryFailure(e);
+            return;
+        }
         trace.sent();
         pumpBody();
     }

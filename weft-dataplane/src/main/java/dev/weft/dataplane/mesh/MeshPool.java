@@ -39,6 +39,11 @@ public final class MeshPool implements AutoCloseable {
     private final LongAdder opened = new LongAdder();
     private final LongAdder connectFailures = new LongAdder();
 
+    /** The limits of the WMP codec on this sidecar's mesh connections, which its peers apply too. */
+    public WmpLimits limits() {
+        return limits;
+    }
+
     public MeshPool(Transport transport, WmpLimits limits, WmpCodecMetrics codecMetrics, int connectionsPerPeer,
                     int connectTimeoutMillis) {
         this.transport = transport;

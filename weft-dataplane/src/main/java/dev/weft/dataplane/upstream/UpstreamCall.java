@@ -1,6 +1,7 @@
 package dev.weft.dataplane.upstream;
 
 import io.netty.buffer.ByteBuf;
+import dev.weft.dataplane.exchange.ExchangeError;
 import dev.weft.dataplane.http.RequestHead;
 
 /**
@@ -16,8 +17,12 @@ public interface UpstreamCall {
      * ({@code ProxyHeaders.forward}) for its own wire format. {@code clientAddress} goes into X-Forwarded-For (null
      * when the caller is itself a proxy hop that already added it). {@code body} is the first chunk, or the whole
      * body when {@code endStream}.
+     *
+     * @throws ExchangeError when this link cannot carry the head (more fields or bytes than the peer accepts); nothing
+     *                       was sent and {@code body} is released
      */
-    void sendHead(RequestHead head, String authority, String clientAddress, ByteBuf body, boolean endStream);
+    void sendHead(RequestHead head, String authority, String clientAddress, ByteBuf body, boolean endStream)
+            throws ExchangeError;
 
     void sendData(ByteBuf body, boolean endStream);
 

@@ -1,5 +1,6 @@
 package dev.weft.dataplane.upstream;
 
+import dev.weft.dataplane.exchange.ExchangeError;
 import dev.weft.dataplane.http.ProxyHeaders;
 import dev.weft.dataplane.http.RequestHead;
 import dev.weft.dataplane.http.ResponseHead;
@@ -9,6 +10,9 @@ import dev.weft.dataplane.mesh.MeshStream;
 import dev.weft.protocol.WmpData;
 import dev.weft.protocol.WmpError;
 import dev.weft.protocol.WmpFrame;
+import dev.weft.protocol.WmpFrameEncoder;
+import dev.weft.protocol.WmpHeaders;
+import dev.weft.protocol.WmpLimits;
 import dev.weft.protocol.WmpRequest;
 import dev.weft.protocol.WmpResponse;
 import dev.weft.registry.Endpoint;
@@ -32,12 +36,12 @@ public final class WmpUpstream implements Upstream {
     public Future<UpstreamCall> open(EventLoop loop, Endpoint endpoint, String address, UpstreamListener listener) {
         Future<MeshSession> session = pool.session(loop, endpoint.host(), endpoint.port(), address);
         if (session.isSuccess()) {
-            return loop.newSucceededFuture(new Call(session.getNow(), listener)); // the usual case: a live session
+            return loop.newSucceededFuture(new Call(session.getNow(), listener, pool.limits())); // the usual case
         }
         Promise<UpstreamCall> p = loop.newPromise();
         session.addListener((Future<MeshSession> f) -> {
             if (f.isSuccess()) {
-                p.setSuccess(new Call(f.getNow(), listener));
+                p.setSuccess(new Call(f.getNow(), listener, pool.limits()));
             } else {
                 p.setFailure(new ConnectException(f.cause().getMessage(), f.cause()));
             }
@@ -53,16 +57,19 @@ public final class WmpUpstream implements Upstream {
     private static final class Call implements UpstreamCall, MeshStream.Listener {
         private final MeshSession session;
         private final UpstreamListener listener;
+        private final WmpLimits limits;
         private MeshStream stream;
         private boolean cancelled;
 
-        Call(MeshSession session, UpstreamListener listener) {
+        Call(MeshSession session, UpstreamListener listener, WmpLimits limits) {
             this.session = session;
             this.listener = listener;
+            this.limits = limits;
         }
 
         @Override
-        public void sendHead(RequestHead head, String authority, String clientAddress, ByteBuf body, boolean endStream) {
+        public void sendHead(RequestHead head, String authority, String clientAddress, ByteBuf body, boolean endStream)
+                throws ExchangeError {
             if (cancelled || !session.isUsable()) {
                 body.release();
                 if (!cancelled) {
@@ -70,10 +77,35 @@ public final class WmpUpstream implements Upstream {
                 }
                 return;
             }
+            WmpHeaders fields = ProxyHeaders.forward(head.fields(), true, clientAddress);
+            WmpRequest request = new WmpRequest(0, endStream, head.method(), authority, head.path(), fields, body);
+            checkFits(request);
             stream = session.openStream();
             stream.listener(this);
-            stream.sendHead(new WmpRequest(stream.id(), endStream, head.method(), authority, head.path(),
-                    ProxyHeaders.forward(head.fields(), true, clientAddress), body), body.readableBytes(), endStream);
+            stream.sendHead(request.withStreamId(stream.id()), body.readableBytes(), endStream);
+        }
+
+        /**
+         * A head the peer's decoder would refuse would make it close the whole connection, failing every other
+         * request on it: such a request is refused here instead, alone (431), before anything is sent.
+         */
+        private void checkFits(WmpRequest r) throws ExchangeError {
+            WmpHeaders f = r.headers();
+            // An upper bound (a char is at most 3 bytes of UTF-8, a length at most 3 bytes): only past it is the exact
+            // size worth walking the fields for, which the usual head never is.
+            int roughBlock = 3 * (r.path().length() + r.authority().length()) + 16;
+            for (int i = 0; i < f.size(); i++) {
+                roughBlock += 3 * (f.name(i).length() + f.value(i).length()) + 6;
+            }
+            int block = roughBlock <= limits.maxHeaderBlockBytes() ? 0 : WmpFrameEncoder.headerBlockSize(r);
+            if (f.size() > limits.maxHeaderFields() || block > limits.maxHeaderBlockBytes()) {
+                r.release();
+                throw new ExchangeError(431, "headers-too-large", "request headers too large for the mesh link: "
+                        + f.size() + " fields in " + (block > 0 ? block + " bytes" : "under " + roughBlock + " bytes")
+                        + " (expected at most "
+                        + limits.maxHeaderFields() + " fields and " + limits.maxHeaderBlockBytes() + " bytes, "
+                        + "with the fields the mesh adds)", true);
+            }
         }
 
         @Override
