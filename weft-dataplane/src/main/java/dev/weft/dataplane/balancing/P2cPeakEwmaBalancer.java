@@ -15,6 +15,9 @@ final class P2cPeakEwmaBalancer implements Balancer {
     @Override
     public EndpointState pick(List<EndpointState> endpoints, long hash, EndpointState exclude) {
         int n = endpoints.size();
+        if (n == 0) {
+            return null;
+        }
         if (n == 1) {
             EndpointState only = endpoints.getFirst();
             return only != exclude && only.tryAcquire() ? only : null;

@@ -64,8 +64,6 @@ public final class Http1Downstream extends ChannelInboundHandlerAdapter implemen
     private ProxyExchange current;
     /** A request's head was read and its END not yet: what arrives belongs to it. */
     private boolean inRequest;
-    /** Inside {@link PolicyStack#open}: a refusal there is followed up by {@link #open()} itself. */
-    private boolean opening;
     private boolean keepAlive;
     private boolean closing;
 
@@ -76,11 +74,6 @@ public final class Http1Downstream extends ChannelInboundHandlerAdapter implemen
     public Http1Downstream(PolicyStack stack, boolean addClientAddress) {
         this.stack = stack;
         this.addClientAddress = addClientAddress;
-    }
-
-    /** Netty's decoded requests as Weft's messages, while Netty's decoder reads the listeners (see the adapter). */
-    public static io.netty.channel.ChannelHandler nettyAdapter() {
-        return new NettyRequestAdapter();
     }
 
     @Override
@@ -125,8 +118,9 @@ public final class Http1Downstream extends ChannelInboundHandlerAdapter implemen
             keepAlive = h.keepAlive();
             held = h;
             if (h.expectContinue()) {
-                // The client waits for this before it sends its body.
-                ctx.writeAndFlush(Unpooled.wrappedBuffer(CONTINUE), ctx.voidPromise());
+                // The client waits for this before it sends its body. Written past the encoder: it is no message of
+                // the encoder's (which holds its state for the final answer).
+                (rawCtx != null ? rawCtx : ctx).writeAndFlush(Unpooled.wrappedBuffer(CONTINUE), ctx.voidPromise());
             }
         } else if (msg instanceof ByteBuf piece) {
             if (!inRequest) {
@@ -179,26 +173,12 @@ public final class Http1Downstream extends ChannelInboundHandlerAdapter implemen
     private void open() {
         RequestHead h = held;
         held = null;
-        opening = true;
-        ProxyExchange x;
-        try {
-            x = stack.open(this, h, peer, clientAddress);
-        } finally {
-            opening = false;
-        }
-        if (x == null) {
-            // Answered at once by a phase. The rest of its body, if any, is dropped as it comes.
-            releaseHeldPiece();
-            if (!closing && !inRequest) {
-                next();
-            }
-            return;
-        }
+        ProxyExchange x = stack.open(this, h, peer, clientAddress);
         current = x;
         if (heldPiece != null || !inRequest) {
             passHeldPiece(!inRequest);
         }
-        x.carry();
+        x.carry(); // a phase may answer at once: done() then runs before this returns
     }
 
     /** Gives the held body piece to the exchange ({@code end}: it is the last, or END came with no piece). */
@@ -303,8 +283,8 @@ public final class Http1Downstream extends ChannelInboundHandlerAdapter implemen
     }
 
     @Override
-    public void answerError(ProxyExchange x, ExchangeError error, boolean requestComplete) {
-        boolean close = !requestComplete || !keepAlive;
+    public void answerError(ProxyExchange x, ExchangeError error, boolean skipRest) {
+        boolean close = !skipRest || !keepAlive;
         ctx.writeAndFlush(errorResponse(error, close)).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
     }
 
@@ -352,9 +332,6 @@ public final class Http1Downstream extends ChannelInboundHandlerAdapter implemen
             ctx.flush();
             ctx.channel().close();
             return;
-        }
-        if (opening) {
-            return; // open() goes on from here
         }
         if (!inRequest) {
             next();

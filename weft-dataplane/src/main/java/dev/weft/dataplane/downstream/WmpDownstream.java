@@ -32,6 +32,8 @@ public final class WmpDownstream implements Downstream, MeshStream.Listener {
     private final MeshStream stream;
     private final EventLoop loop;
     private ProxyExchange exchange;
+    /** The peer sent the request's last frame. */
+    private boolean requestEnded;
     /** Answer bytes sent while the stream had no window: credited to the app's connection once it has. */
     private int pendingConsumed;
 
@@ -56,13 +58,10 @@ public final class WmpDownstream implements Downstream, MeshStream.Listener {
     private void start(PolicyStack stack, WmpRequest r, String peer) {
         RequestHead head = new RequestHead(r.method(), r.authority(), r.path(), r.headers());
         ProxyExchange x = stack.open(this, head, peer, null);
-        if (x == null) {
-            r.release(); // answered at once
-            return;
-        }
         exchange = x;
+        requestEnded = r.endStream();
         x.onRequestBody(r.body(), r.endStream());
-        x.carry();
+        x.carry(); // a phase may answer at once: done() then runs before this returns
     }
 
     @Override
@@ -74,6 +73,7 @@ public final class WmpDownstream implements Downstream, MeshStream.Listener {
 
     @Override
     public void onData(WmpData data) {
+        requestEnded |= data.endStream();
         if (exchange == null) {
             data.release();
             return;
@@ -135,7 +135,7 @@ public final class WmpDownstream implements Downstream, MeshStream.Listener {
     }
 
     @Override
-    public void answerError(ProxyExchange x, ExchangeError e, boolean requestComplete) {
+    public void answerError(ProxyExchange x, ExchangeError e, boolean skipRest) {
         if (stream.isClosed()) {
             return;
         }
@@ -150,7 +150,7 @@ public final class WmpDownstream implements Downstream, MeshStream.Listener {
             h.add(Deadlines.UNPROCESSED_HEADER, "true"); // the caller's sidecar may retry it elsewhere
         }
         stream.sendHead(new WmpResponse(stream.id(), true, e.status(), h, body), body.readableBytes(), true);
-        if (!requestComplete) {
+        if (!requestEnded) {
             stream.cancel(WmpError.NO_ERROR); // the rest of the body is not wanted
         }
     }

@@ -26,10 +26,11 @@ public interface Downstream {
     void answerData(ProxyExchange x, ByteBuf body, boolean end);
 
     /**
-     * The mesh's own answer. {@code requestComplete}: the whole request body was read (otherwise the rest cannot be
-     * skipped safely on HTTP/1.1, and the connection closes; a WMP stream is cancelled).
+     * The mesh's own answer. {@code skipRest}: what is left of the request body, if any, may be read and dropped
+     * (the whole body was read, or none of it went upstream); otherwise the connection cannot carry another request
+     * (HTTP/1.1 closes it; a WMP stream is cancelled whenever its body is still coming).
      */
-    void answerError(ProxyExchange x, ExchangeError error, boolean requestComplete);
+    void answerError(ProxyExchange x, ExchangeError error, boolean skipRest);
 
     /** The answer had started and cannot be completed: signal truncation (HTTP/1.1 closes; WMP resets the stream). */
     void abortAnswer(ProxyExchange x);

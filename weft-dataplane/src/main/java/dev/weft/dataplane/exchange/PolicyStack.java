@@ -108,8 +108,8 @@ public final class PolicyStack {
     }
 
     /**
-     * A request's head arrived: runs the phases' request checks and returns its exchange, ready to be fed body and
-     * carried ({@link ProxyExchange#carry()}), or null when a phase answered it at once.
+     * A request's head arrived: its exchange, to be given what body came with the head and then carried
+     * ({@link ProxyExchange#carry()}, which runs the phases' request checks).
      *
      * @param peer          the downstream's address, for traces and logs
      * @param clientAddress the original client's address for X-Forwarded-For, or null on the mesh's second hop
@@ -119,8 +119,7 @@ public final class PolicyStack {
         traffic.started();
         ExchangeTrace trace = observer.start(direction, localService, head.method(), head.path(),
                 HeaderAccess.of(head.fields()), peer);
-        ProxyExchange x = new ProxyExchange(this, downstream, head, start, trace, clientAddress);
-        return x.start() ? x : null;
+        return new ProxyExchange(this, downstream, head, start, trace, clientAddress);
     }
 
     /** A request refused before it had an exchange (a malformed head): counted and traced like any other. */

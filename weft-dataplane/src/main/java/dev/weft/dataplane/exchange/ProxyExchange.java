@@ -101,31 +101,34 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
     // ---- lifecycle ----
 
     /**
-     * Runs the phases' request checks. Returns true when the exchange is to be carried (the caller hands it to the
-     * Collaborator), false when it was answered at once (the downstream already has the error).
+     * Runs the phases' request checks, then hands the exchange to the Collaborator; or, when a phase refuses it,
+     * answers at once. The downstream calls this once it gave the exchange what body came with the head.
      */
-    boolean start() {
+    public void carry() {
         Phase[] phases = stack.phases();
         for (int i = 0; i < phases.length; i++) {
             ExchangeError e = phases[i].onRequest(this);
             if (e != null) {
-                phaseCount = i;
-                end(e);
-                downstream.answerError(this, e, body.complete());
-                downstream.done(this, e.status() == 400); // a bad head: its framing cannot be trusted
-                return false;
+                refuse(i, e);
+                return;
             }
         }
         phaseCount = phases.length;
         if (deadlineNanos != 0) {
             DeadlineTimer.of(loop()).add(this, deadlineNanos);
         }
-        return true;
+        stack.collaborator().carry(this);
     }
 
-    /** Hands the exchange to the Collaborator, once the downstream gave it what body came with the head. */
-    public void carry() {
-        stack.collaborator().carry(this);
+    /** Phase {@code failed} refused the request: nothing was sent anywhere, so what is left of its body is dropped. */
+    private void refuse(int failed, ExchangeError e) {
+        finished = true;
+        phaseCount = failed;
+        end(e);
+        stack.traffic().finished(e.status(), start, true);
+        trace.end(e.status(), 0, 0, e.kind());
+        downstream.answerError(this, e, true);
+        downstream.done(this, e.status() == 400); // a bad head: its framing cannot be trusted
     }
 
     @Override
@@ -270,7 +273,13 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
             return;
         }
         int code = h.status();
-        boolean unprocessed = stack.trustsUnprocessed() && code >= 500 && h.get(Deadlines.UNPROCESSED_HEADER) != null;
+        boolean unprocessed = false;
+        if (!stack.trustsUnprocessed()) {
+            // An app's answer must never tell the caller's sidecar that the request is safe to send again.
+            h.fields().remove(Deadlines.UNPROCESSED_HEADER);
+        } else {
+            unprocessed = code >= 500 && h.get(Deadlines.UNPROCESSED_HEADER) != null;
+        }
         streamingHead = !end;
         if (attempt(code, unprocessed, null)) {
             body.release(); // the whole (error) answer is here: drop it and try another endpoint
@@ -396,6 +405,7 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
         end(e);
         stack.traffic().finished(e.status(), start, true);
         trace.end(e.status(), body.sent(), bytesOut, e.kind());
+        // Part of the body may have gone upstream, and the rest is unread: HTTP/1.1 cannot skip it safely.
         downstream.answerError(this, e, body.complete());
         downstream.done(this, !body.complete());
     }

@@ -2,8 +2,7 @@ package dev.weft.dataplane.inbound;
 
 import dev.weft.dataplane.balancing.Cluster;
 import dev.weft.dataplane.collab.Collaborator;
-import dev.weft.dataplane.http.HttpLimits;
-import dev.weft.dataplane.http.StrictHttpRequestDecoder;
+import dev.weft.dataplane.http.Http1RequestDecoder;
 import dev.weft.dataplane.mesh.MeshSession;
 import dev.weft.dataplane.metrics.SidecarMetrics;
 import dev.weft.dataplane.observe.ExchangeObserver;
@@ -27,7 +26,6 @@ import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.codec.http.HttpResponseEncoder;
-import io.netty.handler.codec.http.HttpServerExpectContinueHandler;
 import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.util.concurrent.GlobalEventExecutor;
 
@@ -90,10 +88,8 @@ public final class InboundServer implements AutoCloseable {
     }
 
     private void installHttp(ChannelPipeline p) {
-        p.addLast("http-decoder", new StrictHttpRequestDecoder(HttpLimits.decoderConfig()));
+        p.addLast("http-decoder", new Http1RequestDecoder());
         p.addLast("http-encoder", new HttpResponseEncoder());
-        p.addLast("expect-continue", new HttpServerExpectContinueHandler());
-        p.addLast("adapter", Http1Downstream.nettyAdapter());
         p.addLast("downstream", new Http1Downstream(stack, false));
     }
 

@@ -1,8 +1,7 @@
 package dev.weft.dataplane.outbound;
 
 import dev.weft.dataplane.collab.Collaborator;
-import dev.weft.dataplane.http.HttpLimits;
-import dev.weft.dataplane.http.StrictHttpRequestDecoder;
+import dev.weft.dataplane.http.Http1RequestDecoder;
 import dev.weft.dataplane.metrics.SidecarMetrics;
 import dev.weft.dataplane.observe.ExchangeObserver;
 import dev.weft.dataplane.downstream.Http1Downstream;
@@ -16,7 +15,6 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.handler.codec.http.HttpResponseEncoder;
-import io.netty.handler.codec.http.HttpServerExpectContinueHandler;
 import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.util.concurrent.GlobalEventExecutor;
 
@@ -28,7 +26,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * The outbound listeners, where the local app sends its calls: one per {@code --upstream NAME=HOST:PORT} (bound to
  * that service) and optionally the shared {@code --outbound} one (destination from the Host header).
- * Pipeline per app connection: strict HTTP/1.1 decoder (limits in {@link HttpLimits}) → encoder → 100-continue →
+ * Pipeline per app connection: Weft's strict HTTP/1.1 request decoder ({@link Http1RequestDecoder}) → encoder →
  * {@link Http1Downstream}, whose exchanges run on the listener's outbound {@link PolicyStack} toward the mesh link's
  * {@link Upstream} (WMP by default).
  */
@@ -79,10 +77,8 @@ public final class OutboundServer implements AutoCloseable {
                         // answer at a time: flushing it at once costs the same one write as deferring it, without a
                         // task per answer (the WMP connections, which carry many, do defer: MeshPool, InboundServer).
                         c.pipeline().addLast("flush", new FlushConsolidationHandler(64, false));
-                        c.pipeline().addLast("http-decoder", new StrictHttpRequestDecoder(HttpLimits.decoderConfig()));
+                        c.pipeline().addLast("http-decoder", new Http1RequestDecoder());
                         c.pipeline().addLast("http-encoder", new HttpResponseEncoder());
-                        c.pipeline().addLast("expect-continue", new HttpServerExpectContinueHandler());
-                        c.pipeline().addLast("adapter", Http1Downstream.nettyAdapter());
                         c.pipeline().addLast("downstream", new Http1Downstream(stack, true));
                     }
                 })

@@ -17,7 +17,8 @@ public final class RetryBudget {
     private final long depositPerRequest;
     private final long floorPerSecond;
     private final long cap;
-    private final AtomicLong balance = new AtomicLong();
+    /** Starts with a second of the floor: a new budget (a new sidecar, a policy just pushed) can retry at once. */
+    private final AtomicLong balance;
     private final AtomicLong lastFloorNanos = new AtomicLong(System.nanoTime());
     private final LongAdder exhausted = new LongAdder();
 
@@ -26,6 +27,7 @@ public final class RetryBudget {
         this.floorPerSecond = Math.round(minPerSecond * ONE);
         // Saving up is bounded: a long quiet period must not fund a retry storm later.
         this.cap = Math.max(ONE * 10, Math.round(minPerSecond * ONE * 10));
+        this.balance = new AtomicLong(Math.min(cap, floorPerSecond));
     }
 
     /** A first attempt was sent: it funds {@code ratio} of a retry. */

@@ -110,7 +110,8 @@ public record ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy o
      * @param attempts       total attempts including the first (1 = no retry)
      * @param budgetRatio    retries allowed as a fraction of requests (0.2 = at most 20% extra load)
      * @param minPerSecond   retries always allowed per second, so a quiet service can still retry
-     * @param retryOn5xx     retry idempotent requests answered 502/503/504 or reset before answering
+     * @param retryOn5xx     retry idempotent requests answered 502/503/504 (a reset before any answer is retried for
+     *                       idempotent requests either way, and a refused stream for any request)
      */
     public record RetryPolicy(int attempts, double budgetRatio, double minPerSecond, boolean retryOn5xx) {
         public static final RetryPolicy DEFAULT = new RetryPolicy(3, 0.2, 10, true);
