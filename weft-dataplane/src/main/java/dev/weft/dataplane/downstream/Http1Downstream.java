@@ -9,9 +9,7 @@ import dev.weft.dataplane.http.Http1Writer;
 import dev.weft.dataplane.http.HttpErrors;
 import dev.weft.dataplane.http.RequestHead;
 import dev.weft.dataplane.http.ResponseHead;
-import dev.weft.dataplane.http.WmpHeads;
 import dev.weft.dataplane.metrics.SidecarMetrics;
-import dev.weft.dataplane.resilience.Deadlines;
 import dev.weft.protocol.WmpHeaders;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -19,15 +17,10 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.EventLoop;
-import io.netty.handler.codec.http.DefaultHttpContent;
-import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpResponse;
-import io.netty.handler.codec.http.HttpResponseEncoder;
-import io.netty.handler.codec.http.HttpResponseStatus;
-import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 
 /**
@@ -41,18 +34,19 @@ import java.util.ArrayDeque;
  * of its body (or the end of the read) so that a small request starts with its whole body and crosses the mesh as
  * one frame: the decoder passes head, body and END as separate messages even when they came in one packet.
  *
+ * <p>Answers are written as bytes by {@link Http1Writer}: a whole small answer is one buffer, head and body; a
+ * streamed one its head, then its pieces (as chunks when it has no Content-Length). The writer refuses any field
+ * with CR, LF or NUL, so nothing from a peer can inject a header line into the client's answer.
+ *
  * <p>Thread: the connection's Worker event loop only. Buffers: body pieces from the decoder are owned here until
  * given to the exchange ({@link ProxyExchange#onRequestBody}) or released; answer bodies given by the exchange are
- * owned here until written (the write releases them; a whole small answer is copied behind its head by
- * {@link Http1Writer}, which releases the body, and the write releases that buffer).
+ * owned here until written (the write releases them, or {@link Http1Writer} copies or composes and releases them).
  */
 public final class Http1Downstream extends ChannelInboundHandlerAdapter implements Downstream {
     private final PolicyStack stack;
     private final boolean addClientAddress;
     private final ArrayDeque<Object> backlog = new ArrayDeque<>();
     private ChannelHandlerContext ctx;
-    /** The HTTP encoder's context: a whole answer written through it skips the encoder (see {@link Http1Writer}). */
-    private ChannelHandlerContext rawCtx;
     private String peer;
     private String clientAddress;
 
@@ -65,6 +59,8 @@ public final class Http1Downstream extends ChannelInboundHandlerAdapter implemen
     /** A request's head was read and its END not yet: what arrives belongs to it. */
     private boolean inRequest;
     private boolean keepAlive;
+    /** The answer being written goes as chunks (it had no Content-Length and did not come whole). */
+    private boolean chunkedAnswer;
     private boolean closing;
 
     /**
@@ -79,7 +75,6 @@ public final class Http1Downstream extends ChannelInboundHandlerAdapter implemen
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
         this.ctx = ctx;
-        this.rawCtx = ctx.pipeline().context(HttpResponseEncoder.class);
         if (ctx.channel().remoteAddress() instanceof InetSocketAddress a) {
             peer = a.getAddress().getHostAddress() + ":" + a.getPort();
             if (addClientAddress) {
@@ -118,9 +113,8 @@ public final class Http1Downstream extends ChannelInboundHandlerAdapter implemen
             keepAlive = h.keepAlive();
             held = h;
             if (h.expectContinue()) {
-                // The client waits for this before it sends its body. Written past the encoder: it is no message of
-                // the encoder's (which holds its state for the final answer).
-                (rawCtx != null ? rawCtx : ctx).writeAndFlush(Unpooled.wrappedBuffer(CONTINUE), ctx.voidPromise());
+                // The client waits for this before it sends its body.
+                ctx.writeAndFlush(Unpooled.wrappedBuffer(CONTINUE), ctx.voidPromise());
             }
         } else if (msg instanceof ByteBuf piece) {
             if (!inRequest) {
@@ -227,7 +221,7 @@ public final class Http1Downstream extends ChannelInboundHandlerAdapter implemen
             }
         }
         ctx.channel().config().setAutoRead(false);
-        ctx.writeAndFlush(errorResponse(e, true)).addListener(ChannelFutureListener.CLOSE);
+        ctx.writeAndFlush(errorBytes(e, true)).addListener(ChannelFutureListener.CLOSE);
     }
 
     // ---- Downstream: what the exchange tells this connection ----
@@ -235,25 +229,39 @@ public final class Http1Downstream extends ChannelInboundHandlerAdapter implemen
     @Override
     public void answer(ProxyExchange x, ResponseHead head, ByteBuf body, boolean end) {
         WmpHeaders f = head.fields();
+        chunkedAnswer = false;
         if (f.get("content-length") == null) {
             if (end) {
                 f.set("content-length", Integer.toString(body.readableBytes()));
             } else {
                 f.set("transfer-encoding", "chunked");
+                chunkedAnswer = true;
             }
         }
         if (!keepAlive) {
             f.set("connection", "close");
         }
-        HttpResponse response = WmpHeads.response(head.status(), f);
-        if (end && rawCtx != null && Http1Writer.fits(response, body)) {
-            // The usual answer: complete and small. One buffer, one write, past the encoder (which has nothing to
-            // frame: the length is set above and the encoder's state stays at the start of a message).
-            rawCtx.writeAndFlush(Http1Writer.message(ctx.alloc(), response, body), rawCtx.voidPromise());
+        ByteBuf bytes;
+        try {
+            // The usual answer, complete and small, is one buffer and one write, head and body.
+            bytes = Http1Writer.response(ctx.alloc(), head, end ? body : null);
+        } catch (IllegalArgumentException e) {
+            // A field that cannot be written as HTTP/1.1 (from a peer): the client gets a clear error, not a
+            // header line injected into its answer.
+            if (!end) {
+                body.release();
+            }
+            ctx.writeAndFlush(errorBytes(new ExchangeError(502, "bad-answer",
+                    "the answer could not be relayed: " + e.getMessage(), false), true), ctx.voidPromise());
+            abortAnswer(x);
             return;
         }
-        ctx.write(response, ctx.voidPromise());
-        writeBody(x, body, end);
+        if (end) {
+            ctx.writeAndFlush(bytes, ctx.voidPromise());
+            return;
+        }
+        ctx.write(bytes, ctx.voidPromise());
+        writeBody(x, body, false);
     }
 
     @Override
@@ -261,42 +269,37 @@ public final class Http1Downstream extends ChannelInboundHandlerAdapter implemen
         writeBody(x, body, end);
     }
 
-    /** Writes an answer body piece; the upstream gets credit back once the socket took it. */
+    /** Writes an answer body piece (as a chunk when the answer is chunked); the upstream gets credit once it is written. */
     private void writeBody(ProxyExchange x, ByteBuf body, boolean end) {
         int n = body.readableBytes();
+        ByteBuf piece = chunkedAnswer ? Http1Writer.chunk(ctx.alloc(), body) : body;
         if (end) {
-            // The last piece goes as the bare buffer, then the shared empty LastHttpContent: the encoder frames a
-            // ByteBuf like content (chunked or not), and this spares a LastHttpContent with its own trailer map.
-            if (n > 0) {
-                ctx.write(body, ctx.voidPromise());
+            if (piece.isReadable()) {
+                ctx.write(piece, ctx.voidPromise());
             } else {
-                body.release();
+                piece.release();
             }
-            ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT, ctx.voidPromise());
-        } else {
-            ctx.writeAndFlush(new DefaultHttpContent(body)).addListener(f -> {
+            ctx.writeAndFlush(chunkedAnswer ? Http1Writer.lastChunk() : Unpooled.EMPTY_BUFFER, ctx.voidPromise());
+        } else if (n > 0) {
+            ctx.writeAndFlush(piece).addListener(f -> {
                 if (f.isSuccess()) {
                     x.answerConsumed(n);
                 }
             });
+        } else {
+            piece.release();
         }
     }
 
     @Override
     public void answerError(ProxyExchange x, ExchangeError error, boolean skipRest) {
         boolean close = !skipRest || !keepAlive;
-        ctx.writeAndFlush(errorResponse(error, close)).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+        ctx.writeAndFlush(errorBytes(error, close)).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
     }
 
-    private HttpResponse errorResponse(ExchangeError e, boolean close) {
-        var r = HttpErrors.response(ctx.alloc(), HttpResponseStatus.valueOf(e.status()), e.kind(), e.getMessage(), close);
-        if (e.retryAfterSeconds() > 0) {
-            r.headers().set(HttpHeaderNames.RETRY_AFTER, e.retryAfterSeconds());
-        }
-        if (e.unprocessed()) {
-            r.headers().set(Deadlines.UNPROCESSED_HEADER, "true"); // never reached an app: safe to retry elsewhere
-        }
-        return r;
+    /** The mesh's own answer as bytes: a one-line text body, {@code x-weft-error}, and what else the error says. */
+    private ByteBuf errorBytes(ExchangeError e, boolean close) {
+        return HttpErrors.answer(ctx.alloc(), e, close);
     }
 
     @Override
@@ -379,5 +382,5 @@ public final class Http1Downstream extends ChannelInboundHandlerAdapter implemen
         ctx.close();
     }
 
-    private static final byte[] CONTINUE = "HTTP/1.1 100 Continue\r\n\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+    private static final byte[] CONTINUE = "HTTP/1.1 100 Continue\r\n\r\n".getBytes(StandardCharsets.US_ASCII);
 }

@@ -390,6 +390,19 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
     }
 
     @Override
+    public void onError(ExchangeError error) {
+        if (finished) {
+            return;
+        }
+        call = null;
+        if (!relayed) {
+            fail(error);
+        } else {
+            onReset(error.getMessage(), false); // the answer had started: all that is left is to cut it
+        }
+    }
+
+    @Override
     public void fail(Throwable cause) {
         if (finished || cause == SUPERSEDED || cause == ABANDONED) {
             return;

@@ -7,9 +7,6 @@ import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
-import io.netty.handler.codec.http.HttpMessage;
-import io.netty.handler.codec.http.HttpRequest;
-import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
 
 import java.nio.charset.StandardCharsets;
@@ -330,68 +327,11 @@ public final class Http1Writer {
         return b.toString();
     }
 
-    /**
-     * Whether {@link #message} takes this message: a body of at most {@link #COPY_LIMIT}, and for a request a target
-     * in origin form ({@code /path?query}, the usual case); other forms are left to Netty's encoder, which normalises
-     * them.
-     */
-    public static boolean fits(HttpMessage m, ByteBuf body) {
-        if (body.readableBytes() > COPY_LIMIT) {
-            return false;
-        }
-        return !(m instanceof HttpRequest r) || r.uri().startsWith("/");
-    }
-
-    /**
-     * Head and body of {@code m} in one buffer ({@link #fits} must be true). {@code body} is released.
-     *
-     * @param m an {@link HttpRequest} (start line: method, target, version) or {@link HttpResponse} (version, status)
-     */
-    public static ByteBuf message(ByteBufAllocator alloc, HttpMessage m, ByteBuf body) {
-        int n = body.readableBytes();
-        ByteBuf out = alloc.directBuffer(estimate(m) + n);
-        try {
-            if (m instanceof HttpRequest r) {
-                ByteBufUtil.writeAscii(out, r.method().asciiName());
-                out.writeByte(' ');
-                ByteBufUtil.writeUtf8(out, r.uri()); // as Netty's encoder: a raw UTF-8 target passes unchanged
-                out.writeByte(' ');
-                out.writeBytes(HTTP_1_1);
-            } else {
-                HttpResponse r = (HttpResponse) m;
-                out.writeBytes(HTTP_1_1);
-                out.writeByte(' ');
-                ByteBufUtil.writeAscii(out, r.status().codeAsText());
-                out.writeByte(' ');
-                ByteBufUtil.writeAscii(out, r.status().reasonPhrase());
-            }
-            out.writeShort(CRLF);
-            WmpHeads.writeFields(m, out); // from the WMP list as it is when m is a WmpHeads head
-            out.writeShort(CRLF);
-            Bytes.append(out, body, body.readerIndex(), n);
-            return out;
-        } catch (RuntimeException e) {
-            out.release();
-            throw e;
-        } finally {
-            body.release();
-        }
-    }
-
-    /** One header line, {@code name: value} and CRLF, as Netty's encoder writes it. */
-    static void writeField(ByteBuf out, CharSequence name, CharSequence value) {
+    /** One header line, {@code name: value} and CRLF (the caller checked both). */
+    private static void writeField(ByteBuf out, CharSequence name, CharSequence value) {
         ByteBufUtil.writeAscii(out, name);
         out.writeShort(COLON_SP);
         ByteBufUtil.writeAscii(out, value);
         out.writeShort(CRLF);
-    }
-
-    /** A first guess at the head's size; the buffer grows if the guess is short. */
-    private static int estimate(HttpMessage m) {
-        int size = 64;
-        if (m instanceof HttpRequest r) {
-            size += r.uri().length();
-        }
-        return size + WmpHeads.size(m) * 48;
     }
 }

@@ -1,11 +1,6 @@
 package dev.weft.dataplane.http;
 
 import dev.weft.protocol.WmpLimits;
-import io.netty.handler.codec.http.DefaultHttpHeaders;
-import io.netty.handler.codec.http.DefaultHttpHeadersFactory;
-import io.netty.handler.codec.http.HttpDecoderConfig;
-import io.netty.handler.codec.http.HttpHeaders;
-import io.netty.handler.codec.http.HttpHeadersFactory;
 
 /**
  * Limits on what an HTTP/1.1 head may be, shared by every listener that decodes requests and by the answer decoder.
@@ -20,7 +15,7 @@ public final class HttpLimits {
      * Header field lines in one head (Host included) or trailer section: what a WMP hop accepts
      * ({@link WmpLimits#DEFAULT_MAX_HEADER_FIELDS}). Host leaves the list (it becomes the authority), but the
      * forwarding rules add x-forwarded-for and via when absent, so a request right at this limit can be one field
-     * over it at the WMP hop unless the forwarding side makes room.
+     * over it at the WMP hop: the WMP upstream refuses such a request alone (431) rather than send it.
      */
     public static final int MAX_HEADER_FIELDS = WmpLimits.DEFAULT_MAX_HEADER_FIELDS;
     /** A chunk-size line with its extensions, CRLF excluded: the size itself is at most 15 hex digits. */
@@ -29,38 +24,4 @@ public final class HttpLimits {
     public static final int MAX_CHUNK_SIZE_DIGITS = 15;
 
     private HttpLimits() {}
-
-    public static HttpDecoderConfig decoderConfig() {
-        return new HttpDecoderConfig()
-                .setMaxInitialLineLength(MAX_INITIAL_LINE)
-                .setMaxHeaderSize(MAX_HEADER_BYTES)
-                .setMaxChunkSize(MAX_CHUNK_BYTES)
-                .setTrailersFactory(SmallTrailers.INSTANCE);
-    }
-
-    /**
-     * Trailer maps that start with 2 buckets instead of Netty's 16: the decoder makes one for the end of every
-     * request body, and nearly all stay empty (about 130 bytes a request saved, JFR). Netty's own trailer
-     * validation is kept.
-     */
-    private static final class SmallTrailers implements HttpHeadersFactory {
-        static final SmallTrailers INSTANCE = new SmallTrailers();
-        private static final DefaultHttpHeadersFactory NETTY = DefaultHttpHeadersFactory.trailersFactory();
-
-        @Override
-        public HttpHeaders newHeaders() {
-            return new Sized();
-        }
-
-        @Override
-        public HttpHeaders newEmptyHeaders() {
-            return new Sized();
-        }
-
-        private static final class Sized extends DefaultHttpHeaders {
-            Sized() {
-                super(NETTY.getNameValidator(), NETTY.getValueValidator(), 2);
-            }
-        }
-    }
 }

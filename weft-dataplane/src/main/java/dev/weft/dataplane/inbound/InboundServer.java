@@ -25,7 +25,6 @@ import io.netty.channel.ChannelPipeline;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.handler.codec.ByteToMessageDecoder;
-import io.netty.handler.codec.http.HttpResponseEncoder;
 import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.util.concurrent.GlobalEventExecutor;
 
@@ -89,7 +88,6 @@ public final class InboundServer implements AutoCloseable {
 
     private void installHttp(ChannelPipeline p) {
         p.addLast("http-decoder", new Http1RequestDecoder());
-        p.addLast("http-encoder", new HttpResponseEncoder());
         p.addLast("downstream", new Http1Downstream(stack, false));
     }
 

@@ -14,7 +14,6 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
-import io.netty.handler.codec.http.HttpResponseEncoder;
 import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.util.concurrent.GlobalEventExecutor;
 
@@ -26,7 +25,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * The outbound listeners, where the local app sends its calls: one per {@code --upstream NAME=HOST:PORT} (bound to
  * that service) and optionally the shared {@code --outbound} one (destination from the Host header).
- * Pipeline per app connection: Weft's strict HTTP/1.1 request decoder ({@link Http1RequestDecoder}) → encoder →
+ * Pipeline per app connection: Weft's strict HTTP/1.1 request decoder ({@link Http1RequestDecoder}) →
  * {@link Http1Downstream}, whose exchanges run on the listener's outbound {@link PolicyStack} toward the mesh link's
  * {@link Upstream} (WMP by default).
  */
@@ -78,7 +77,6 @@ public final class OutboundServer implements AutoCloseable {
                         // task per answer (the WMP connections, which carry many, do defer: MeshPool, InboundServer).
                         c.pipeline().addLast("flush", new FlushConsolidationHandler(64, false));
                         c.pipeline().addLast("http-decoder", new Http1RequestDecoder());
-                        c.pipeline().addLast("http-encoder", new HttpResponseEncoder());
                         c.pipeline().addLast("downstream", new Http1Downstream(stack, true));
                     }
                 })

@@ -1,11 +1,14 @@
 package dev.weft.dataplane.upstream;
 
+import dev.weft.dataplane.exchange.ExchangeError;
+import dev.weft.dataplane.http.Http1Messages;
+import dev.weft.dataplane.http.Http1ResponseDecoder;
 import dev.weft.dataplane.http.Http1Writer;
 import dev.weft.dataplane.http.ProxyHeaders;
 import dev.weft.dataplane.http.RequestHead;
 import dev.weft.dataplane.http.ResponseHead;
-import dev.weft.dataplane.http.WmpHeads;
 import dev.weft.dataplane.transport.Transport;
+import dev.weft.protocol.WmpHeaders;
 import dev.weft.registry.Endpoint;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
@@ -16,19 +19,6 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
-import io.netty.handler.codec.http.DefaultHttpContent;
-import io.netty.handler.codec.http.DefaultLastHttpContent;
-import io.netty.handler.codec.http.HttpContent;
-import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpMessage;
-import io.netty.handler.codec.http.HttpMethod;
-import io.netty.handler.codec.http.HttpRequestEncoder;
-import io.netty.handler.codec.http.HttpResponseDecoder;
-import io.netty.handler.codec.http.HttpRequest;
-import io.netty.handler.codec.http.HttpResponse;
-import io.netty.handler.codec.http.HttpUtil;
-import io.netty.handler.codec.http.HttpVersion;
-import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.ReferenceCountUtil;
@@ -62,10 +52,13 @@ import java.util.function.ToIntFunction;
  * {@link UpstreamCall#consumed}) all but {@link #MAX_UNCONSUMED} bytes of it, so a slow caller slows the upstream
  * rather than filling memory.
  *
- * <p>Thread: the Worker loop given to {@link #open}. Buffers: request bodies given to a call are written (the HTTP
- * encoder releases them), or, for a whole small request, copied behind its head by {@link Http1Writer} (which
- * releases the body; the write releases that buffer); answer contents read are handed to the listener, which owns
- * them.
+ * <p>Requests are written by {@link Http1Writer} (a whole small request as one buffer, head and body); answers are
+ * read by {@link Http1ResponseDecoder}, whose strict rules make a malformed answer a 502 {@code app-protocol-error}
+ * at once, with the connection closed, instead of a head relayed with a body that never comes.
+ *
+ * <p>Thread: the Worker loop given to {@link #open}. Buffers: request bodies given to a call are written (the write
+ * releases them), copied behind their head or framed as chunks by {@link Http1Writer} (which releases or composes
+ * them); answer bodies read are handed to the listener, which owns them.
  */
 public final class HttpUpstream implements Upstream {
     static final int MAX_UNCONSUMED = 256 * 1024;
@@ -76,6 +69,7 @@ public final class HttpUpstream implements Upstream {
     private final LongAdder opened = new LongAdder();
     private final LongAdder connectFailures = new LongAdder();
     private final LongAdder circuitOpen = new LongAdder();
+    private final LongAdder protocolErrors = new LongAdder();
     private final Map<String, AtomicInteger> openPerAddress = new ConcurrentHashMap<>();
     private final ToIntFunction<Endpoint> maxConnections;
 
@@ -97,6 +91,11 @@ public final class HttpUpstream implements Upstream {
     /** Calls failed fast because their endpoint had as many connections as allowed. */
     public long circuitOpen() {
         return circuitOpen.sum();
+    }
+
+    /** Answers refused because they broke HTTP/1.1 (502 {@code app-protocol-error}). */
+    public long protocolErrors() {
+        return protocolErrors.sum();
     }
 
     public long opened() {
@@ -135,11 +134,9 @@ public final class HttpUpstream implements Upstream {
                 .handler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
-                        // Netty's HttpClientCodec pairs each answer with its request's method through its encoder;
-                        // a whole small request here skips the encoder (Http1Writer), so the Connection tells the
-                        // decoder itself when the answer is to a HEAD and has no body.
-                        ch.pipeline().addLast("http-decoder", new AnswerDecoder(conn));
-                        ch.pipeline().addLast("http-encoder", new HttpRequestEncoder());
+                        // Requests are written as bytes by Http1Writer; the Connection tells the decoder, for each
+                        // one, whether its answer is to a HEAD (and so has no body).
+                        ch.pipeline().addLast("http-decoder", new Http1ResponseDecoder());
                         // Idle keep-alive connections close after a minute so a quiet sidecar holds few sockets.
                         // Reads only: watching writes would put a real promise on every write (see MeshSession).
                         ch.pipeline().addLast("idle", new IdleStateHandler(60, 0, 0, TimeUnit.SECONDS));
@@ -195,13 +192,14 @@ public final class HttpUpstream implements Upstream {
         private final ArrayDeque<Connection> pool;
         private final String address;
         private Channel channel;
-        /** The request encoder's context: a whole small request written through it skips the encoder. */
-        private ChannelHandlerContext rawCtx;
-        /** The call in progress is a HEAD: its answer has no body whatever its Content-Length says. */
-        private boolean headRequest;
+        private Http1ResponseDecoder decoder;
         private UpstreamListener listener;
-        private HttpResponse pendingHead;
+        private ResponseHead pendingHead;
         private boolean headDelivered;
+        /** The latest answer piece, kept until the next message says whether the answer ends with it. */
+        private ByteBuf heldPiece;
+        /** The request's body goes as chunks (it had no Content-Length and did not come whole). */
+        private boolean chunked;
         private boolean requestDone;
         private boolean responseDone;
         private boolean keepAlive;
@@ -216,6 +214,7 @@ public final class HttpUpstream implements Upstream {
             listener = l;
             pendingHead = null;
             headDelivered = false;
+            chunked = false;
             requestDone = false;
             responseDone = false;
             keepAlive = true;
@@ -227,35 +226,46 @@ public final class HttpUpstream implements Upstream {
         @Override
         public void handlerAdded(ChannelHandlerContext ctx) {
             channel = ctx.channel();
-            rawCtx = ctx.pipeline().context(HttpRequestEncoder.class);
+            decoder = ctx.pipeline().get(Http1ResponseDecoder.class);
         }
 
         @Override
-        public void sendHead(RequestHead in, String authority, String clientAddress, ByteBuf body, boolean endStream) {
-            // The fields filtered for this hop, in a WMP list that the head keeps (no Netty header map).
-            HttpRequest head = WmpHeads.request(HttpMethod.valueOf(in.method()), in.path(),
-                    ProxyHeaders.forward(in.fields(), true, clientAddress));
-            // Edited through WmpHeads, so that a head from WMP keeps its fields in their list (no header map).
-            WmpHeads.set(head, "host", authority);
+        public void sendHead(RequestHead in, String authority, String clientAddress, ByteBuf body, boolean endStream)
+                throws ExchangeError {
+            // The fields filtered for this hop, then this hop's own framing: a fixed length when the whole body is
+            // here (cheaper for the upstream than chunks), the caller's Content-Length, or chunks.
+            WmpHeaders fields = ProxyHeaders.forward(in.fields(), true, clientAddress);
             if (endStream) {
-                // The whole body is here: a fixed length is cheaper for the upstream than chunking.
-                if (body.isReadable() || WmpHeads.has(head, "content-length")) {
-                    WmpHeads.set(head, "content-length", Integer.toString(body.readableBytes()));
+                if (body.isReadable() || fields.get("content-length") != null) {
+                    fields.set("content-length", Integer.toString(body.readableBytes()));
                 }
-            } else if (!WmpHeads.has(head, "content-length")) {
-                HttpUtil.setTransferEncodingChunked(head, true);
+            } else if (fields.get("content-length") == null) {
+                fields.set("transfer-encoding", "chunked");
+                chunked = true;
             }
-            headRequest = HttpMethod.HEAD.equals(head.method());
-            if (endStream && listener != null && Http1Writer.fits(head, body)) {
-                // The usual request: complete and small. One buffer, one write, past the encoder (the length is set
-                // above, and the encoder's state stays at the start of a message).
+            ByteBuf bytes;
+            try {
+                bytes = Http1Writer.request(channel.alloc(), in, authority, fields, endStream ? body : null);
+            } catch (IllegalArgumentException e) {
+                // A head that cannot be written as HTTP/1.1 (a peer's field with CR, LF or NUL...): nothing reaches
+                // the app, and the connection stays clean for the next call.
+                if (!endStream) {
+                    body.release();
+                }
+                listener = null;
+                pool.addLast(this);
+                throw new ExchangeError(400, "bad-request", "request refused before the " + description + ": "
+                        + e.getMessage(), true);
+            }
+            decoder.expectHeadAnswer(in.isHead());
+            if (endStream) {
                 requestDone = true;
-                rawCtx.writeAndFlush(Http1Writer.message(channel.alloc(), head, body), rawCtx.voidPromise());
+                channel.writeAndFlush(bytes, channel.voidPromise());
                 releaseIfDone();
                 return;
             }
-            channel.write(head, channel.voidPromise());
-            sendData(body, endStream);
+            channel.write(bytes, channel.voidPromise());
+            sendData(body, false);
         }
 
         @Override
@@ -264,14 +274,21 @@ public final class HttpUpstream implements Upstream {
                 body.release();
                 return;
             }
+            ByteBuf piece = chunked ? Http1Writer.chunk(channel.alloc(), body) : body;
+            if (piece.isReadable()) {
+                channel.write(piece, channel.voidPromise());
+            } else {
+                piece.release();
+            }
             if (endStream) {
                 requestDone = true;
-                channel.writeAndFlush(new DefaultLastHttpContent(body), channel.voidPromise());
+                if (chunked) {
+                    channel.write(Http1Writer.lastChunk(), channel.voidPromise());
+                }
+                channel.flush();
                 releaseIfDone();
-            } else if (body.isReadable()) {
-                channel.writeAndFlush(new DefaultHttpContent(body), channel.voidPromise());
             } else {
-                body.release();
+                channel.flush();
             }
         }
 
@@ -297,12 +314,12 @@ public final class HttpUpstream implements Upstream {
         @Override
         public void cancel() {
             // HTTP/1.1 cannot abandon one request and keep the connection: closing is what frees the upstream.
-            UpstreamListener l = listener;
             listener = null;
-            channel.close();
-            if (l == null) {
-                return;
+            if (heldPiece != null) {
+                heldPiece.release();
+                heldPiece = null;
             }
+            channel.close();
         }
 
         @Override
@@ -313,50 +330,65 @@ public final class HttpUpstream implements Upstream {
                 ctx.close(); // an answer nobody asked for: the connection's framing can no longer be trusted
                 return;
             }
-            if (msg instanceof HttpResponse r) {
-                if (r.status().code() == 100) {
-                    ReferenceCountUtil.release(msg); // interim answer to our own Expect: not the caller's answer
-                    return;
-                }
-                pendingHead = r;
-                keepAlive = HttpUtil.isKeepAlive(r);
+            if (msg instanceof ResponseHead h) {
+                pendingHead = h;
+                keepAlive = h.keepAlive();
+                // The app's answer, filtered for the next hop: hop-by-hop fields dropped, this hop added to Via.
+                return;
             }
-            if (msg instanceof HttpContent c) {
-                boolean last = c instanceof LastHttpContent;
-                ByteBuf body = c.content();
-                unconsumed += body.readableBytes();
-                if (last) {
-                    responseDone = true;
+            if (msg instanceof Http1Messages.Rejected r) {
+                // The app broke HTTP/1.1 (a bad Content-Length, a control byte in a field...): its answer cannot be
+                // trusted, nor the connection; the caller is told at once instead of waiting for a timeout.
+                protocolErrors.increment();
+                listener = null;
+                ctx.close();
+                l.onError(new ExchangeError(r.status(), r.kind(), description + " at " + address + " answered "
+                        + "with a malformed message: " + r.message(), false));
+                return;
+            }
+            if (msg != Http1Messages.END) {
+                // Held until the next message says whether it is the last: a whole answer (a 503 to retry, the
+                // usual small answer) then goes on as one piece with its end, in one frame.
+                ByteBuf piece = (ByteBuf) msg;
+                unconsumed += piece.readableBytes();
+                if (heldPiece != null) {
+                    deliver(l, false); // the head (if not yet) with the previous piece: more follows it
                 }
-                if (!headDelivered) {
-                    headDelivered = true;
-                    HttpResponse h = pendingHead;
-                    pendingHead = null;
-                    l.onResponseHead(forwardedHead(h), body, last);
-                } else {
-                    l.onResponseData(body, last);
-                }
-                if (last) {
-                    releaseIfDone();
-                } else if (unconsumed >= MAX_UNCONSUMED) {
+                heldPiece = piece;
+                if (unconsumed >= MAX_UNCONSUMED) {
                     ctx.channel().config().setAutoRead(false);
                 }
+                return;
+            }
+            responseDone = true;
+            deliver(l, true);
+            releaseIfDone();
+        }
+
+        /** Passes on the head (if not yet) and the held piece ({@code end}: the answer is complete with it). */
+        private void deliver(UpstreamListener l, boolean end) {
+            ByteBuf piece = heldPiece != null ? heldPiece : Unpooled.EMPTY_BUFFER;
+            heldPiece = null;
+            if (!headDelivered) {
+                headDelivered = true;
+                ResponseHead h = pendingHead;
+                pendingHead = null;
+                l.onResponseHead(forwarded(h), piece, end);
+            } else if (piece.isReadable() || end) {
+                l.onResponseData(piece, end);
             }
         }
 
-        /** The answer head with hop-by-hop headers dropped and this hop added to Via. */
-        private ResponseHead forwardedHead(HttpResponse in) {
-            return new ResponseHead(in.status().code(), ProxyHeaders.toWmp(in.headers(), false, null)).keepAlive(keepAlive);
+        /** The answer head with hop-by-hop fields dropped and this hop added to Via. */
+        private ResponseHead forwarded(ResponseHead in) {
+            return new ResponseHead(in.status(), ProxyHeaders.forward(in.fields(), false, null)).keepAlive(in.keepAlive());
         }
 
         @Override
         public void channelReadComplete(ChannelHandlerContext ctx) {
-            // The head came without any body bytes in this read: deliver it now rather than wait for the body.
-            if (listener != null && pendingHead != null && !headDelivered) {
-                headDelivered = true;
-                HttpResponse h = pendingHead;
-                pendingHead = null;
-                listener.onResponseHead(forwardedHead(h), Unpooled.EMPTY_BUFFER, false);
+            // The read ended inside the answer: pass on what came (the head, the held piece) rather than wait.
+            if (listener != null && !responseDone && (heldPiece != null || pendingHead != null && !headDelivered)) {
+                deliver(listener, false);
             }
         }
 
@@ -395,6 +427,10 @@ public final class HttpUpstream implements Upstream {
         @Override
         public void channelInactive(ChannelHandlerContext ctx) {
             pool.remove(this);
+            if (heldPiece != null) {
+                heldPiece.release();
+                heldPiece = null;
+            }
             UpstreamListener l = listener;
             listener = null;
             if (l != null && !responseDone) {
@@ -406,23 +442,6 @@ public final class HttpUpstream implements Upstream {
         @Override
         public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
             ctx.close();
-        }
-    }
-
-    /**
-     * Netty's response decoder, told by its {@link Connection} when the answer is to a HEAD request (no body follows,
-     * whatever the head says), which Netty's client codec learns from its own encoder. Thread: the connection's loop.
-     */
-    private static final class AnswerDecoder extends HttpResponseDecoder {
-        private final Connection connection;
-
-        AnswerDecoder(Connection connection) {
-            this.connection = connection;
-        }
-
-        @Override
-        protected boolean isContentAlwaysEmpty(HttpMessage msg) {
-            return connection.headRequest || super.isContentAlwaysEmpty(msg);
         }
     }
 }

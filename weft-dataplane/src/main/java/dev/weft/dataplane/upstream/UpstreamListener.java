@@ -1,6 +1,7 @@
 package dev.weft.dataplane.upstream;
 
 import io.netty.buffer.ByteBuf;
+import dev.weft.dataplane.exchange.ExchangeError;
 import dev.weft.dataplane.http.ResponseHead;
 
 /**
@@ -25,4 +26,10 @@ public interface UpstreamListener {
      * to retry elsewhere; {@code answered}: whether part of an answer was already delivered.
      */
     void onReset(String reason, boolean refused);
+
+    /**
+     * The upstream broke its protocol (a malformed answer): nothing more comes on this call, whose connection is
+     * closed. {@code error} says what to answer if no answer has started yet.
+     */
+    void onError(ExchangeError error);
 }

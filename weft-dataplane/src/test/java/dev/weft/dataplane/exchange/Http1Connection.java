@@ -13,7 +13,6 @@ import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpObjectAggregator;
 import io.netty.handler.codec.http.HttpResponseDecoder;
-import io.netty.handler.codec.http.HttpResponseEncoder;
 import io.netty.util.ReferenceCountUtil;
 
 import java.nio.charset.StandardCharsets;
@@ -39,7 +38,7 @@ final class Http1Connection {
     private final List<ByteBuf> pieces = new ArrayList<>();
 
     Http1Connection(PolicyStack stack) {
-        channel = new EmbeddedChannel(new HttpResponseEncoder(), new Http1Downstream(stack, true));
+        channel = new EmbeddedChannel(new Http1Downstream(stack, true));
     }
 
     /** An answer as the client decoded it: no buffer left to release. */

@@ -199,6 +199,11 @@ class HttpUpstreamTest {
             take(piece, end);
         }
 
+        @Override
+        public void onError(dev.weft.dataplane.exchange.ExchangeError error) {
+            reset.complete(error.kind() + ": " + error.getMessage());
+        }
+
         private void take(ByteBuf piece, boolean end) {
             received.append(piece.toString(StandardCharsets.UTF_8));
             piece.release();
