@@ -531,6 +531,7 @@ public final class Sidecar implements AutoCloseable {
         p.counter("weft_http_rejected_total", "", metrics.smuggling.sum(), "reason", "conflicting_framing");
         p.counter("weft_http_rejected_total", "", metrics.unknownService.sum(), "reason", "unknown_service");
         p.counter("weft_app_connect_failures_total", "Failed connections to the local app.", metrics.appConnectFailures.sum());
+        p.counter("weft_app_protocol_errors_total", "Answers from the local app refused as malformed HTTP/1.1 (502 app-protocol-error).", appUpstream.protocolErrors());
         p.counter("weft_app_connections_opened_total", "Connections opened to the local app.", metrics.appConnectionsOpened.sum());
         p.counter("weft_app_rejected_total", "Inbound requests refused because the app was at capacity and the queue full or timed out.", metrics.appRejectedAtCapacity.sum());
         p.gauge("weft_app_in_flight", "Requests in flight at the local app.", appCluster.endpoints().stream().mapToInt(EndpointState::inFlight).sum());

@@ -26,7 +26,12 @@ public final class Failures {
         boolean app = stack.toApp();
         Cluster cluster = x.cluster();
         return switch (cause) {
-            case ExchangeError e -> e;
+            case ExchangeError e -> {
+                if ("headers-too-large".equals(e.kind())) {
+                    stack.metrics().headersTooLarge.increment(); // refused by the mesh link rather than the listener
+                }
+                yield e;
+            }
             case Timeout t -> {
                 cluster.countTimeout();
                 yield new ExchangeError(504, "timeout", t.getMessage(), false);
