@@ -134,6 +134,8 @@ class OverloadProtectionTest {
                     .withOutboundLimit(new ServicePolicy.ConcurrencyLimit(true, 2, 2, 0))));
             int port = MeshFixture.port(consumer, "upstream provider");
             assertThat(post(port, "/echo").status()).as("the provider is known").isEqualTo(200);
+            // TestApp counts a request after its answer is sent: wait for that count before taking the baseline.
+            await().atMost(WAIT).until(() -> app.served.get() == 1);
             int servedBefore = app.served.get();
             List<Future<RawHttp.Response>> slow = holdTwoSlowRequests(clients, app,
                 () -> post(port, "/slow?ms=3000"));
@@ -148,6 +150,7 @@ class OverloadProtectionTest {
             for (Future<RawHttp.Response> f : slow) {
                 assertThat(f.get(15, TimeUnit.SECONDS).status()).isEqualTo(200);
             }
+            await().atMost(WAIT).until(() -> app.served.get() - servedBefore >= 2);
             assertThat(app.served.get() - servedBefore).as("the shed request never reached the app").isEqualTo(2);
             assertThat(post(port, "/echo").status()).as("admitted again once below the limit").isEqualTo(200);
             String metrics = get(MeshFixture.port(consumer, "admin"), "/metrics").body();
