@@ -23,7 +23,7 @@ class ResilienceTest {
         try (MeshFixture mesh = new MeshFixture("event-loop"); TestApp app = new TestApp(); TestApp consumerApp = new TestApp()) {
             Sidecar provider = mesh.provider("provider", "p1", app.address(), 1, 10);
             Sidecar consumer = mesh.consumer(consumerApp.address(), List.of("provider"), false);
-            consumer.applyPolicies(Map.of("provider", policy(Duration.ofMillis(300), 1, 0, 0)));
+            apply(consumer, Map.of("provider", policy(Duration.ofMillis(300), 1, 0, 0)));
             int port = MeshFixture.port(consumer, "upstream provider");
             long t0 = System.nanoTime();
             try (RawHttp c = new RawHttp(port)) {
@@ -62,7 +62,7 @@ class ResilienceTest {
             mesh.provider("provider", "bad", bad.address(), 1, 10);
             mesh.provider("provider", "good", good.address(), 1, 10);
             Sidecar consumer = mesh.consumer(consumerApp.address(), List.of("provider"), false);
-            consumer.applyPolicies(Map.of("provider", new ServicePolicy(Duration.ofSeconds(5),
+            apply(consumer, Map.of("provider", new ServicePolicy(Duration.ofSeconds(5),
                     new ServicePolicy.RetryPolicy(3, 1.0, 100, true), new ServicePolicy.OutlierPolicy(0,
                     Duration.ofSeconds(1), Duration.ofSeconds(1), 50), 0, 0, 0)));
             int port = MeshFixture.port(consumer, "upstream provider");
@@ -85,7 +85,7 @@ class ResilienceTest {
             mesh.provider("provider", "p1", down.address(), 1, 10);
             Sidecar consumer = mesh.consumer(consumerApp.address(), List.of("provider"), false);
             // 3 attempts allowed, but at most 20% extra load plus 2 retries a second.
-            consumer.applyPolicies(Map.of("provider", policy(Duration.ofSeconds(5), 3, 0, 0)));
+            apply(consumer, Map.of("provider", policy(Duration.ofSeconds(5), 3, 0, 0)));
             int port = MeshFixture.port(consumer, "upstream provider");
             int requests = 200;
             long t0 = System.nanoTime();
@@ -109,7 +109,7 @@ class ResilienceTest {
             mesh.provider("provider", "bad", bad.address(), 1, 10);
             mesh.provider("provider", "good", good.address(), 1, 10);
             Sidecar consumer = mesh.consumer(consumerApp.address(), List.of("provider"), false);
-            consumer.applyPolicies(Map.of("provider", new ServicePolicy(Duration.ofSeconds(5),
+            apply(consumer, Map.of("provider", new ServicePolicy(Duration.ofSeconds(5),
                     new ServicePolicy.RetryPolicy(1, 0.2, 0, false), new ServicePolicy.OutlierPolicy(3,
                     Duration.ofSeconds(30), Duration.ofSeconds(60), 50), 0, 0, 0)));
             int port = MeshFixture.port(consumer, "upstream provider");
@@ -131,9 +131,9 @@ class ResilienceTest {
     void requestsAboveTheRateLimitAreAnswered429WithRetryAfter() throws Exception {
         try (MeshFixture mesh = new MeshFixture("event-loop"); TestApp app = new TestApp(); TestApp consumerApp = new TestApp()) {
             Sidecar provider = mesh.provider("provider", "p1", app.address(), 1, 10);
-            provider.applyPolicies(Map.of("provider", policy(Duration.ofSeconds(5), 1, 2, 3)));
+            apply(provider, Map.of("provider", policy(Duration.ofSeconds(5), 1, 2, 3)));
             Sidecar consumer = mesh.consumer(consumerApp.address(), List.of("provider"), false);
-            consumer.applyPolicies(Map.of("provider", policy(Duration.ofSeconds(5), 1, 0, 0)));
+            apply(consumer, Map.of("provider", policy(Duration.ofSeconds(5), 1, 0, 0)));
             int port = MeshFixture.port(consumer, "upstream provider");
             int ok = 0;
             int limited = 0;
@@ -154,5 +154,14 @@ class ResilienceTest {
             assertThat(retryAfter).isNotNull();
             assertThat(app.served.get()).isEqualTo(ok);
         }
+    }
+
+    /**
+     * Applies policies once the registry's first policy snapshot is in: a snapshot that came later would replace
+     * them with the defaults (the rate-limit test once saw all 20 requests pass).
+     */
+    private static void apply(Sidecar s, Map<String, ServicePolicy> policies) {
+        await().atMost(Duration.ofSeconds(10)).until(() -> !s.policyStatus().startsWith("defaults"));
+        s.applyPolicies(policies);
     }
 }

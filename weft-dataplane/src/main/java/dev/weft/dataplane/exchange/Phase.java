@@ -35,6 +35,9 @@ public interface Phase {
         return false;
     }
 
+    /** An attempt's head is about to go upstream: a phase may set the fields it passes on to the next hop. */
+    default void onSend(ExchangeContext x) {}
+
     /** The answer's head is accepted and about to be relayed downstream (no more attempts). */
     default void onAnswer(ExchangeContext x, int status) {}
 

@@ -1,6 +1,5 @@
 package dev.weft.dataplane.exchange;
 
-import dev.weft.dataplane.balancing.Cluster;
 import dev.weft.dataplane.balancing.EndpointState;
 import dev.weft.dataplane.collab.Exchange;
 import dev.weft.dataplane.http.RequestHead;
@@ -8,37 +7,29 @@ import dev.weft.dataplane.http.ResponseHead;
 import dev.weft.dataplane.observe.ExchangeTrace;
 import dev.weft.dataplane.resilience.DeadlineTimer;
 import dev.weft.dataplane.resilience.Deadlines;
-import dev.weft.dataplane.resilience.ServicePolicy;
 import dev.weft.dataplane.upstream.UpstreamCall;
 import dev.weft.dataplane.upstream.UpstreamListener;
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
-
-import java.util.ArrayDeque;
-import java.util.concurrent.TimeUnit;
 
 /**
  * One request and its answer, on either side of a sidecar: the one exchange state machine. Its caller is a
  * {@link Downstream} (the app's HTTP/1.1 connection, or a peer's WMP stream); its decisions are the
  * {@link PolicyStack}'s phases; its attempts go to the stack's {@code Upstream} (a peer sidecar, or the local app).
  *
- * <p>Life: {@link #start} runs the phases' request checks (route, rate limit, outbound limit, deadline, retry budget)
- * and either answers at once or is handed to the {@code Collaborator}, which runs each attempt's steps: admit (the
- * balance phase picks an endpoint slot, or waits in its cluster's queue), connect (a call on a pooled connection on
- * this loop), forward (head, with the whole body when it is here; the future completes at the answer's head), relay.
- * An attempt that fails before any answer was relayed may be retried (the retry phase decides); every other end goes
- * through {@link #finish} or {@link #fail}, which run the phases' {@code onEnd} once.
- *
- * <p>This object is also the per-request context the phases read and write ({@link ExchangeContext}), so the phases
- * allocate nothing per request.
+ * <p>Life: {@link #carry} runs the phases' request checks, then the {@code Collaborator} runs each attempt: admit (the
+ * balance phase's endpoint slot, or a wait in its cluster's queue), connect (a pooled call on this loop), forward (the
+ * head, with the whole body when it is here; the future completes at the answer's head), relay. An attempt that
+ * fails before any answer was relayed may be retried (the retry phase decides). Every end goes through
+ * {@link #over}, which runs the phases' {@code onEnd} once. This object is also the phases' per-request context
+ * ({@link ExchangeContext}), so they allocate nothing per request.
  *
  * <p>Thread: the downstream's Worker loop only (the upstream connection is on the same loop); the Collaborator's
- * steps hop onto it ({@link Exchange#onLoop}). Buffers: request body chunks are owned here from
- * {@link #onRequestBody} until given to the upstream call (which then owns them) or released; the answer's bodies are
- * owned here until given to the downstream. A body kept for a retry ({@link RequestBody}) is released at the end.
+ * steps hop onto it ({@link Exchange#onLoop}). Buffers: request body pieces are owned here (in {@link RequestBody})
+ * from {@link #onRequestBody} until given to the upstream call or released; answer bodies until given to the
+ * downstream.
  */
 public final class ProxyExchange extends ExchangeContext implements Exchange, UpstreamListener {
     private final Downstream downstream;
@@ -60,10 +51,8 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
     private ResponseHead answerHead;
     private ByteBuf answerBody;
     private boolean answerEnd;
-    /** Answer chunks that came before the head was relayed (virtual-thread Collaborator only); made when needed. */
-    private ArrayDeque<ByteBuf> pendingAnswer;
-    /** The answer's last piece is in {@code pendingAnswer}. */
-    private boolean pendingAnswerEnd;
+    /** Made only when pieces come before the head was relayed (virtual-thread Collaborator). */
+    private EarlyAnswer early;
     private boolean relayed;
     private boolean finished;
     private int status;
@@ -75,8 +64,6 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
         this.downstream = downstream;
         this.clientAddress = clientAddress;
     }
-
-    // ---- what the context leaves to the exchange ----
 
     @Override
     public boolean requestComplete() {
@@ -97,8 +84,6 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
     public boolean relayed() {
         return relayed;
     }
-
-    // ---- lifecycle ----
 
     /**
      * Runs the phases' request checks, then hands the exchange to the Collaborator; or, when a phase refuses it,
@@ -122,11 +107,8 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
 
     /** Phase {@code failed} refused the request: nothing was sent anywhere, so what is left of its body is dropped. */
     private void refuse(int failed, ExchangeError e) {
-        finished = true;
         phaseCount = failed;
-        end(e);
-        stack.traffic().finished(e.status(), start, true);
-        trace.end(e.status(), 0, 0, e.kind());
+        over(e, e.status(), true, e.kind());
         downstream.answerError(this, e, true);
         downstream.done(this, e.status() == 400); // a bad head: its framing cannot be trusted
     }
@@ -212,10 +194,8 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
     private void sendHead() {
         boolean end = body.wholeForHead();
         ByteBuf first = body.forHead(end && stack.retries() && policy.retry().attempts() > 1);
-        if (deadlineNanos != 0) {
-            // Passes on what is left of the budget, so that the next hop (and an app that forwards it) stays inside.
-            long remainingMs = Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime()));
-            head.fields().set(Deadlines.DEADLINE_HEADER, Long.toString(remainingMs));
+        for (Phase p : stack.phases()) {
+            p.onSend(this);
         }
         stack.traffic().bytesIn(first.readableBytes());
         sentNanos = System.nanoTime();
@@ -325,9 +305,8 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
             finish(false);
             return;
         }
-        ByteBuf b;
-        while (pendingAnswer != null && (b = pendingAnswer.poll()) != null) {
-            answerData(b, pendingAnswerEnd && pendingAnswer.isEmpty());
+        if (early != null) {
+            early.drain(this::answerData);
         }
     }
 
@@ -338,12 +317,10 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
             return;
         }
         if (!relayed) {
-            // The virtual-thread Collaborator has not relayed the head yet; keep order.
-            if (pendingAnswer == null) {
-                pendingAnswer = new ArrayDeque<>(4);
+            if (early == null) {
+                early = new EarlyAnswer(); // the virtual-thread Collaborator has not relayed the head yet
             }
-            pendingAnswer.add(body);
-            pendingAnswerEnd = end;
+            early.add(body, end);
             return;
         }
         answerData(body, end);
@@ -361,9 +338,8 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
 
     /** The downstream took {@code bytes} of the answer: the upstream may send as much more. */
     public void answerConsumed(int bytes) {
-        UpstreamCall c = call;
-        if (c != null && bytes > 0) {
-            c.consumed(bytes);
+        if (call != null && bytes > 0) {
+            call.consumed(bytes);
         }
     }
 
@@ -379,13 +355,8 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
             return;
         }
         // The answer already started; all that is left is to signal truncation.
-        finished = true;
         downstream.abortAnswer(this);
-        String kind = stack.toApp() ? "app-reset" : "upstream-reset";
-        int code = stack.toApp() ? 502 : status;
-        end(null);
-        stack.traffic().finished(code, start, stack.toApp());
-        trace.end(code, body.sent(), bytesOut, kind);
+        over(null, stack.toApp() ? 502 : status, stack.toApp(), stack.toApp() ? "app-reset" : "upstream-reset");
         downstream.done(this, true);
     }
 
@@ -413,11 +384,8 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
             return;
         }
         ExchangeError e = Failures.toError(cause, this);
-        finished = true;
         cancelCall();
-        end(e);
-        stack.traffic().finished(e.status(), start, true);
-        trace.end(e.status(), body.sent(), bytesOut, e.kind());
+        over(e, e.status(), true, e.kind());
         // Part of the body may have gone upstream, and the rest is unread: HTTP/1.1 cannot skip it safely.
         downstream.answerError(this, e, body.complete());
         downstream.done(this, !body.complete());
@@ -428,14 +396,11 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
         if (finished) {
             return;
         }
-        finished = true;
         if (!body.complete()) {
             cancelCall(); // answered before the request body ended: the upstream connection cannot be reused
         }
         call = null; // the call returns its connection to the pool itself once both directions are done
-        end(null);
-        stack.traffic().finished(status, start, false);
-        trace.end(status, body.sent(), bytesOut, null);
+        over(null, status, false, null);
         downstream.done(this, close || !body.complete());
     }
 
@@ -444,14 +409,11 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
         if (finished) {
             return;
         }
-        finished = true;
         cancelCall();
         if (answered != null) {
             answered.tryFailure(ABANDONED);
         }
-        end(null);
-        stack.traffic().finished(499, start, false);
-        trace.end(499, body.sent(), bytesOut, "downstream-closed");
+        over(null, 499, false, "downstream-closed");
     }
 
     private void retry() {
@@ -481,6 +443,17 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
         fail(t);
     }
 
+    /**
+     * The exchange is over, with {@code code} sent downstream: ends it once (phases, buffers, slot), counts it and
+     * ends its trace. {@code meshError}: the sidecar made the status; {@code kind}: its x-weft-error, or null.
+     */
+    private void over(ExchangeError error, int code, boolean meshError, String kind) {
+        finished = true;
+        end(error);
+        stack.traffic().finished(code, start, meshError);
+        trace.end(code, body.sent(), bytesOut, kind);
+    }
+
     /** Runs the phases' onEnd (in reverse) and frees what the exchange holds. */
     private void end(ExchangeError error) {
         Phase[] phases = stack.phases();
@@ -502,17 +475,15 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
 
     private void releaseSlot() {
         if (endpoint != null) {
-            EndpointState e = endpoint;
+            cluster.release(endpoint);
             endpoint = null;
-            cluster.release(e);
         }
     }
 
     private void releasePending() {
         body.release();
-        ByteBuf b;
-        while (pendingAnswer != null && (b = pendingAnswer.poll()) != null) {
-            b.release();
+        if (early != null) {
+            early.release();
         }
         if (answerBody != null) {
             answerBody.release();

@@ -1,8 +1,10 @@
 package dev.weft.dataplane.resilience;
 
+import dev.weft.dataplane.exchange.ExchangeContext;
 import dev.weft.dataplane.exchange.ExchangeError;
 import dev.weft.dataplane.exchange.Phase;
-import dev.weft.dataplane.exchange.ExchangeContext;
+
+import java.util.concurrent.TimeUnit;
 
 /**
  * The request's deadline: the policy's timeout, cut short by any budget that came with it
@@ -21,5 +23,14 @@ public final class DeadlinePhase implements Phase {
     public ExchangeError onRequest(ExchangeContext x) {
         x.deadline(Deadlines.deadline(x.startNanos(), x.policy().timeout(), x.head().get(Deadlines.DEADLINE_HEADER)));
         return null;
+    }
+
+    /** Passes on what is left of the budget, so that the next hop (and an app that forwards it) stays inside it. */
+    @Override
+    public void onSend(ExchangeContext x) {
+        if (x.deadline() != 0) {
+            long remainingMs = Math.max(1, TimeUnit.NANOSECONDS.toMillis(x.deadline() - System.nanoTime()));
+            x.head().fields().set(Deadlines.DEADLINE_HEADER, Long.toString(remainingMs));
+        }
     }
 }
