@@ -129,7 +129,7 @@ public final class Sidecar implements AutoCloseable {
         appUpstream = new HttpUpstream(transport, "app", e -> appCluster.policy().maxConnections());
 
         inbound = new InboundServer(transport, appCluster, appUpstream, collaborator, metrics, limits, codecMetrics,
-                observer, config.service());
+                observer, config.service(), config.requestHeadTimeout());
         InetSocketAddress in = inbound.bind(config.inbound());
         bound.put("inbound", in);
 
@@ -142,7 +142,7 @@ public final class Sidecar implements AutoCloseable {
                     + "' (expected: wmp, http1)");
         };
         outbound = new OutboundServer(transport, router, meshUpstream, collaborator, metrics, observer,
-                config.service());
+                config.service(), config.requestHeadTimeout());
         for (Map.Entry<String, InetSocketAddress> u : new TreeMap<>(config.upstreams()).entrySet()) {
             bound.put("upstream " + u.getKey(), outbound.bind(u.getValue(), u.getKey()));
         }
@@ -529,6 +529,7 @@ public final class Sidecar implements AutoCloseable {
         p.counter("weft_http_rejected_total", "Requests rejected before forwarding, by reason.", metrics.badRequests.sum(), "reason", "malformed");
         p.counter("weft_http_rejected_total", "", metrics.headersTooLarge.sum(), "reason", "headers_too_large");
         p.counter("weft_http_rejected_total", "", metrics.smuggling.sum(), "reason", "conflicting_framing");
+        p.counter("weft_http_rejected_total", "", metrics.requestHeadTimeouts.sum(), "reason", "request_timeout");
         p.counter("weft_http_rejected_total", "", metrics.unknownService.sum(), "reason", "unknown_service");
         p.counter("weft_app_connect_failures_total", "Failed connections to the local app.", metrics.appConnectFailures.sum());
         p.counter("weft_app_protocol_errors_total", "Answers from the local app refused as malformed HTTP/1.1 (502 app-protocol-error).", appUpstream.protocolErrors());

@@ -112,6 +112,11 @@ public final class SidecarCommand implements Callable<Integer> {
             description = "Longest a graceful drain waits for in-flight requests (default: ${DEFAULT-VALUE}).")
     Duration drainTimeout;
 
+    @Option(names = "--request-head-timeout", defaultValue = "10s", converter = DurationOrOffConverter.class,
+            paramLabel = "DURATION",
+            description = "Longest a client may take to send a request head once its first byte arrived; then 408 and close (slow-loris clients) (default: ${DEFAULT-VALUE}; 0 = no limit).")
+    Duration requestHeadTimeout;
+
     // --- observability (docs/observability.md) ---
 
     @Option(names = "--metrics", paramLabel = "on|off", defaultValue = "on",
@@ -235,7 +240,7 @@ public final class SidecarCommand implements Callable<Integer> {
         SidecarConfig cfg = new SidecarConfig(service, instance, app, inbound, advertise, outbound, ups, admin, registry,
                 weight, capacity, queueSize, queueTimeout, leaseTtl, balancer, collaborator,
                 workers != null ? workers : Transport.defaultWorkers(), meshProtocol, meshConnections,
-                drainTimeout, checkedObservabilityConfig());
+                drainTimeout, checkedObservabilityConfig(), requestHeadTimeout);
         Sidecar sidecar = new Sidecar(cfg);
         Map<String, InetSocketAddress> bound = sidecar.start();
         StringBuilder line = new StringBuilder("weft sidecar '" + service + "' started:");
@@ -274,6 +279,14 @@ public final class SidecarCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("port out of range in '" + value + "' (expected 0-65535)");
             }
             return new InetSocketAddress(host, port);
+        }
+    }
+
+    /** A {@link DurationConverter} that also takes a bare {@code 0}: no limit (a zero needs no unit to be clear). */
+    public static final class DurationOrOffConverter implements ITypeConverter<Duration> {
+        @Override
+        public Duration convert(String v) {
+            return v.strip().equals("0") ? Duration.ZERO : Durations.parse(v);
         }
     }
 

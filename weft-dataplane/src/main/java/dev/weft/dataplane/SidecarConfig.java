@@ -1,5 +1,6 @@
 package dev.weft.dataplane;
 
+import dev.weft.dataplane.http.Http1RequestDecoder;
 import dev.weft.dataplane.observe.ObservabilityConfig;
 
 import java.net.InetSocketAddress;
@@ -31,6 +32,8 @@ import java.util.Map;
  * @param meshConnectionsPerPeer persistent WMP connections per peer and Worker
  * @param drainTimeout   longest a graceful drain waits for requests in flight
  * @param observability  metrics, tracing and access logs (docs/observability.md)
+ * @param requestHeadTimeout longest an HTTP/1.1 listener waits for a request head to complete once its first byte
+ *                       came, before 408 and close (zero: no limit; null: the default, 10 s)
  */
 public record SidecarConfig(String service, String instanceId, InetSocketAddress app, InetSocketAddress inbound,
                             InetSocketAddress advertise, InetSocketAddress outbound,
@@ -38,13 +41,33 @@ public record SidecarConfig(String service, String instanceId, InetSocketAddress
                             int weight, int capacity, int queueSize, Duration queueTimeout, Duration leaseTtl,
                             String balancer, String collaborator, int workers, String meshProtocol,
                             int meshConnectionsPerPeer,
-                            Duration drainTimeout, ObservabilityConfig observability) {
+                            Duration drainTimeout, ObservabilityConfig observability, Duration requestHeadTimeout) {
     public SidecarConfig {
         upstreams = Map.copyOf(upstreams);
         observability = observability == null ? ObservabilityConfig.defaults() : observability;
+        requestHeadTimeout = requestHeadTimeout == null ? Http1RequestDecoder.DEFAULT_HEAD_TIMEOUT : requestHeadTimeout;
+        if (requestHeadTimeout.isNegative()) {
+            throw new IllegalArgumentException("requestHeadTimeout " + requestHeadTimeout
+                    + " is negative (expected a duration, or zero for no limit)");
+        }
     }
 
-    /** Everything observed with the defaults (metrics, tracing at 100% to a weft:// control plane, no access log). */
+    /** With the default request-head timeout. */
+    public SidecarConfig(String service, String instanceId, InetSocketAddress app, InetSocketAddress inbound,
+                         InetSocketAddress advertise, InetSocketAddress outbound,
+                         Map<String, InetSocketAddress> upstreams, InetSocketAddress admin, String registryUrl,
+                         int weight, int capacity, int queueSize, Duration queueTimeout, Duration leaseTtl,
+                         String balancer, String collaborator, int workers, String meshProtocol,
+                         int meshConnectionsPerPeer, Duration drainTimeout, ObservabilityConfig observability) {
+        this(service, instanceId, app, inbound, advertise, outbound, upstreams, admin, registryUrl, weight, capacity,
+                queueSize, queueTimeout, leaseTtl, balancer, collaborator, workers, meshProtocol,
+                meshConnectionsPerPeer, drainTimeout, observability, null);
+    }
+
+    /**
+     * Everything observed with the defaults (metrics, tracing at 100% to a weft:// control plane, no access log), and
+     * the default request-head timeout.
+     */
     public SidecarConfig(String service, String instanceId, InetSocketAddress app, InetSocketAddress inbound,
                          InetSocketAddress advertise, InetSocketAddress outbound,
                          Map<String, InetSocketAddress> upstreams, InetSocketAddress admin, String registryUrl,
@@ -53,6 +76,6 @@ public record SidecarConfig(String service, String instanceId, InetSocketAddress
                          int meshConnectionsPerPeer, Duration drainTimeout) {
         this(service, instanceId, app, inbound, advertise, outbound, upstreams, admin, registryUrl, weight, capacity,
                 queueSize, queueTimeout, leaseTtl, balancer, collaborator, workers, meshProtocol,
-                meshConnectionsPerPeer, drainTimeout, ObservabilityConfig.defaults());
+                meshConnectionsPerPeer, drainTimeout, ObservabilityConfig.defaults(), null);
     }
 }

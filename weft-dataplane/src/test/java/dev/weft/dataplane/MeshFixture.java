@@ -1,6 +1,7 @@
 package dev.weft.dataplane;
 
 import dev.weft.control.ControlPlane;
+import dev.weft.dataplane.http.Http1RequestDecoder;
 import dev.weft.dataplane.observe.ObservabilityConfig;
 
 import java.net.InetSocketAddress;
@@ -24,6 +25,8 @@ final class MeshFixture implements AutoCloseable {
     private final Path dataDir;
     /** What the sidecars observe: the production defaults unless a test sets something else before starting them. */
     ObservabilityConfig observability = ObservabilityConfig.defaults();
+    /** The HTTP/1.1 listeners' request-head timeout: the production default unless a test sets one before starting. */
+    Duration requestHeadTimeout = Http1RequestDecoder.DEFAULT_HEAD_TIMEOUT;
 
     MeshFixture(String collaborator) throws Exception {
         this(collaborator, "wmp");
@@ -63,7 +66,7 @@ final class MeshFixture implements AutoCloseable {
                 sharedOutbound ? new InetSocketAddress("127.0.0.1", 0) : null, upstreams,
                 new InetSocketAddress("127.0.0.1", 0), registryUrl(), weight, capacity, 2048, Duration.ofSeconds(10),
                 Duration.ofSeconds(2), "weighted-round-robin", collaborator, 2, meshProtocol, 2, Duration.ofSeconds(5),
-                observability);
+                observability, requestHeadTimeout);
         Sidecar s = new Sidecar(cfg);
         started.add(s);
         s.start();

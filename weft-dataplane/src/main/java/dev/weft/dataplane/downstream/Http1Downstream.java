@@ -201,6 +201,7 @@ public final class Http1Downstream extends ChannelInboundHandlerAdapter implemen
         switch (r.kind()) {
             case "headers-too-large" -> m.headersTooLarge.increment();
             case "conflicting-framing" -> m.smuggling.increment();
+            case "request-timeout" -> m.requestHeadTimeouts.increment();
             default -> m.badRequests.increment();
         }
         ExchangeError e = new ExchangeError(r.status(), r.kind(), r.message(), false);

@@ -1,7 +1,13 @@
 package dev.weft.dataplane.http;
 
+import dev.weft.registry.support.Durations;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.util.concurrent.ScheduledFuture;
+
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import static dev.weft.dataplane.http.Http1Grammar.DIGIT;
 import static dev.weft.dataplane.http.Http1Grammar.SP;
@@ -29,10 +35,23 @@ import static dev.weft.dataplane.http.Http1Grammar.quote;
  * ({@link ProxyHeaders}) to filter. The connection closing in the middle of a request emits a Rejected too (400), so
  * that a body cut short is never mistaken for a whole one.
  *
- * <p>Thread: the listener connection's Worker event loop; not thread safe. Buffers: see {@link Http1Decoder}; the
- * receiver releases each body ByteBuf.
+ * <p>Request-head timeout (otherwise a client sending its head a byte at a time holds a connection forever): once a
+ * head's first byte is here, the whole head must be within the timeout, or one Rejected 408 {@code request-timeout}
+ * is emitted, and the connection is answered and closed like any other rejection. Only a head still incomplete at the
+ * end of a read costs anything: its clock starts at the end of the read that brought its first byte, and one check is
+ * scheduled on the connection's event loop for its start plus the timeout. A head that arrives whole in one read, the
+ * usual case, costs an int increment: no clock read, no task, no allocation. A check that finds its head complete
+ * does nothing, or waits on for the head begun since; one that finds reading paused by this side (AUTO_READ off while
+ * an earlier request is answered) starts the head's clock again, since the missing bytes may be in the socket unread.
+ * An idle keep-alive connection between requests has no head in progress and is not timed.
+ *
+ * <p>Thread: the listener connection's Worker event loop, the timer's check included; not thread safe. Buffers:
+ * see {@link Http1Decoder}; the receiver releases each body ByteBuf.
  */
 public final class Http1RequestDecoder extends Http1Decoder {
+    /** What {@code weft sidecar --request-head-timeout} defaults to. */
+    public static final Duration DEFAULT_HEAD_TIMEOUT = Duration.ofSeconds(10);
+
     private static final byte[] CONTINUE = "100-continue".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] HTTP_SCHEME = "http://".getBytes(StandardCharsets.US_ASCII);
 
@@ -45,6 +64,82 @@ public final class Http1RequestDecoder extends Http1Decoder {
     private boolean hostValid;
     private boolean expectContinue;
     private String expectOther;
+
+    private final Duration headTimeout;
+    /** The timeout in nanoseconds; 0: no timeout. */
+    private final long headTimeoutNanos;
+    private final Runnable checkHead = this::checkHead;
+    /** Heads complete so far (the blank line after the fields read): the number of the head in progress. */
+    private int heads;
+    /** The head being timed (its number), and when it started by the event loop's clock. */
+    private int timedHead = -1;
+    private long timedHeadStart;
+    /** The check scheduled for the head in progress; null when none is. */
+    private ScheduledFuture<?> headCheck;
+    private ChannelHandlerContext ctx;
+
+    /** A decoder with the {@link #DEFAULT_HEAD_TIMEOUT}. */
+    public Http1RequestDecoder() {
+        this(DEFAULT_HEAD_TIMEOUT);
+    }
+
+    /** @param headTimeout longest a request head may take from its first byte to its end; zero for no limit */
+    public Http1RequestDecoder(Duration headTimeout) {
+        if (headTimeout.isNegative()) {
+            throw new IllegalArgumentException("request head timeout " + headTimeout
+                    + " is negative (expected a duration, or 0 for no limit)");
+        }
+        this.headTimeout = headTimeout;
+        this.headTimeoutNanos = headTimeout.toNanos();
+    }
+
+    @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) throws Exception {
+        if (headTimeoutNanos > 0 && headInProgress()) {
+            long now = ctx.executor().ticker().nanoTime();
+            if (timedHead != heads) {
+                timedHead = heads;
+                timedHeadStart = now;
+            }
+            if (headCheck == null) {
+                this.ctx = ctx;
+                headCheck = ctx.executor().schedule(checkHead, timedHeadStart + headTimeoutNanos - now,
+                        TimeUnit.NANOSECONDS);
+            }
+        }
+        super.channelReadComplete(ctx);
+    }
+
+    /** The scheduled check: 408 if the head it was scheduled for is still in progress after the timeout. */
+    private void checkHead() {
+        headCheck = null;
+        if (!ctx.channel().isActive() || !headInProgress()) {
+            return; // the head completed (or was refused, or the connection closed): nothing to time now
+        }
+        long now = ctx.executor().ticker().nanoTime();
+        if (timedHead != heads || !ctx.channel().config().isAutoRead()) {
+            // Another head, not yet seen at the end of a read; or reading is paused by this side, so the missing
+            // bytes may be in the socket unread: the client is not the slow one, and the clock starts now.
+            timedHead = heads;
+            timedHeadStart = now;
+        }
+        long left = timedHeadStart + headTimeoutNanos - now;
+        if (left > 0) {
+            headCheck = ctx.executor().schedule(checkHead, left, TimeUnit.NANOSECONDS);
+            return;
+        }
+        rejectNow(ctx, 408, "request-timeout", "the request head was not complete " + Durations.format(headTimeout)
+                + " after its first byte arrived (expected the whole head within " + Durations.format(headTimeout)
+                + ": the limit weft sidecar --request-head-timeout sets)");
+    }
+
+    @Override
+    protected void handlerRemoved0(ChannelHandlerContext ctx) {
+        if (headCheck != null) {
+            headCheck.cancel(false); // the connection closed: the check must not keep it reachable until it fires
+            headCheck = null;
+        }
+    }
 
     @Override
     void startLine(byte[] a, int n, List<Object> out) {
@@ -182,6 +277,7 @@ public final class Http1RequestDecoder extends Http1Decoder {
 
     @Override
     void endOfHead(List<Object> out) {
+        heads++; // complete, whatever it says: the head timeout is over for it
         // Framing first: a request that could be read two ways is refused as such, whatever else is wrong with it.
         if (!framingValid(out)) {
             return;

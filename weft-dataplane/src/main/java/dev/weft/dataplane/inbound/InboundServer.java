@@ -29,6 +29,7 @@ import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.util.concurrent.GlobalEventExecutor;
 
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -46,12 +47,15 @@ public final class InboundServer implements AutoCloseable {
     private final SidecarMetrics metrics;
     private final WmpLimits limits;
     private final WmpCodecMetrics codecMetrics;
+    private final Duration requestHeadTimeout;
     private final ChannelGroup connections = new DefaultChannelGroup("weft-inbound", GlobalEventExecutor.INSTANCE);
     private Channel listener;
 
+    /** @param requestHeadTimeout for HTTP/1.1 peers: see {@link Http1RequestDecoder#Http1RequestDecoder(Duration)} */
     public InboundServer(Transport transport, Cluster app, Upstream appUpstream, Collaborator collaborator,
                          SidecarMetrics metrics, WmpLimits limits, WmpCodecMetrics codecMetrics,
-                         ExchangeObserver observer, String localService) {
+                         ExchangeObserver observer, String localService, Duration requestHeadTimeout) {
+        this.requestHeadTimeout = requestHeadTimeout;
         this.transport = transport;
         this.stack = PolicyStack.inbound(app, appUpstream, collaborator, metrics, observer, localService);
         this.metrics = metrics;
@@ -87,7 +91,7 @@ public final class InboundServer implements AutoCloseable {
     }
 
     private void installHttp(ChannelPipeline p) {
-        p.addLast("http-decoder", new Http1RequestDecoder());
+        p.addLast("http-decoder", new Http1RequestDecoder(requestHeadTimeout));
         p.addLast("downstream", new Http1Downstream(stack, false));
     }
 

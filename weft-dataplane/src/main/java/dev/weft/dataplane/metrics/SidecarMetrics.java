@@ -9,6 +9,8 @@ public final class SidecarMetrics {
     public final LongAdder badRequests = new LongAdder();
     public final LongAdder headersTooLarge = new LongAdder();
     public final LongAdder smuggling = new LongAdder();
+    /** Connections answered 408: a request head not complete within --request-head-timeout of its first byte. */
+    public final LongAdder requestHeadTimeouts = new LongAdder();
     public final LongAdder unknownService = new LongAdder();
     public final LongAdder appConnectFailures = new LongAdder();
     public final LongAdder appConnectionsOpened = new LongAdder();

@@ -18,6 +18,7 @@ import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.util.concurrent.GlobalEventExecutor;
 
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -37,11 +38,15 @@ public final class OutboundServer implements AutoCloseable {
     private final SidecarMetrics metrics;
     private final ExchangeObserver observer;
     private final String localService;
+    private final Duration requestHeadTimeout;
     private final List<Channel> listeners = new ArrayList<>();
     private final ChannelGroup connections = new DefaultChannelGroup("weft-outbound", GlobalEventExecutor.INSTANCE);
 
+    /** @param requestHeadTimeout see {@link Http1RequestDecoder#Http1RequestDecoder(Duration)} */
     public OutboundServer(Transport transport, Router router, Upstream meshUpstream, Collaborator collaborator,
-                          SidecarMetrics metrics, ExchangeObserver observer, String localService) {
+                          SidecarMetrics metrics, ExchangeObserver observer, String localService,
+                          Duration requestHeadTimeout) {
+        this.requestHeadTimeout = requestHeadTimeout;
         this.observer = observer;
         this.localService = localService;
         this.transport = transport;
@@ -76,7 +81,7 @@ public final class OutboundServer implements AutoCloseable {
                         // answer at a time: flushing it at once costs the same one write as deferring it, without a
                         // task per answer (the WMP connections, which carry many, do defer: MeshPool, InboundServer).
                         c.pipeline().addLast("flush", new FlushConsolidationHandler(64, false));
-                        c.pipeline().addLast("http-decoder", new Http1RequestDecoder());
+                        c.pipeline().addLast("http-decoder", new Http1RequestDecoder(requestHeadTimeout));
                         c.pipeline().addLast("downstream", new Http1Downstream(stack, true));
                     }
                 })
