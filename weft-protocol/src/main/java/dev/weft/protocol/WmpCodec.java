@@ -2,7 +2,12 @@ package dev.weft.protocol;
 
 import io.netty.channel.ChannelPipeline;
 
-/** Puts the WMP codec into a pipeline, under names other handlers can refer to. */
+/**
+ * Puts the WMP codec into a pipeline, under names other handlers can refer to.
+ *
+ * <p>Thread: call it where the pipeline is built (a channel initializer, on the channel's event loop); the handlers it
+ * adds then run on that loop. Buffers: none held here; the decoder and encoder say who releases each frame's body.
+ */
 public final class WmpCodec {
     public static final String DECODER_NAME = "wmp-decoder";
     public static final String ENCODER_NAME = "wmp-encoder";

@@ -28,7 +28,9 @@ import java.util.function.Supplier;
  * The sidecar's admin listener (loopback by default). Each route is a function producing status, content type and
  * text; routes are computed on a Worker loop but only read counters, so they never block it.
  *
- * <p>Buffers: request messages are released by SimpleChannelInboundHandler; responses are released by the encoder.
+ * <p>Thread: {@link #bind} and {@link #close} run on the caller's thread; each admin connection and its routes run on
+ * the Worker loop that owns it. Buffers: request messages are released by SimpleChannelInboundHandler; responses are
+ * released by the encoder.
  */
 public final class AdminServer implements AutoCloseable {
 

@@ -29,6 +29,10 @@ import java.util.concurrent.TimeUnit;
  * Pipeline per app connection: Weft's strict HTTP/1.1 request decoder ({@link Http1RequestDecoder}) →
  * {@link Http1Downstream}, whose exchanges run on the listener's outbound {@link PolicyStack} toward the mesh link's
  * {@link Upstream} (WMP by default).
+ *
+ * <p>Thread: {@link #bind}, {@link #stopAccepting} and {@link #close} run on the caller's thread (start and drain);
+ * the Manager accepts, and each app connection's pipeline runs on the Worker loop that owns it. Buffers: none held
+ * here; the pipeline's handlers say who releases what they read.
  */
 public final class OutboundServer implements AutoCloseable {
     private final Transport transport;
