@@ -8,7 +8,6 @@ import dev.weft.dataplane.metrics.SidecarMetrics;
 import dev.weft.dataplane.upstream.Upstream;
 import io.netty.util.concurrent.Future;
 
-import java.util.Locale;
 
 /**
  * Admission to an endpoint, per attempt, and what each attempt's outcome teaches the balancer. Toward peers: the
@@ -53,7 +52,8 @@ public final class BalancePhase implements Phase {
             return f;
         }
         String hashHeader = c.hashHeader();
-        long hash = hashHeader == null ? 0 : Balancer.hashOf(x.head().get(hashHeader.toLowerCase(Locale.ROOT)));
+        // Lower case already (Balancer.named), as the head's field names are.
+        long hash = hashHeader == null ? 0 : Balancer.hashOf(x.head().get(hashHeader));
         return c.acquire(x.loop(), hash, x.lastEndpoint());
     }
 

@@ -55,7 +55,7 @@ public interface Balancer {
             case "weighted-round-robin" -> factory(name, WeightedRoundRobinBalancer::new, null);
             default -> {
                 if (name.startsWith("ring-hash:") && name.length() > "ring-hash:".length()) {
-                    yield factory(name, RingHashBalancer::new, name.substring("ring-hash:".length()).toLowerCase());
+                    yield factory(name, RingHashBalancer::new, name.substring("ring-hash:".length()).toLowerCase(java.util.Locale.ROOT));
                 }
                 throw new IllegalArgumentException("unknown balancer '" + name + "' (expected: p2c-peak-ewma, "
                         + "least-request, round-robin, weighted-round-robin, ring-hash:HEADER)");
