@@ -531,6 +531,7 @@ public final class Sidecar implements AutoCloseable {
         p.counter("weft_http_rejected_total", "", metrics.smuggling.sum(), "reason", "conflicting_framing");
         p.counter("weft_http_rejected_total", "", metrics.requestHeadTimeouts.sum(), "reason", "request_timeout");
         p.counter("weft_http_rejected_total", "", metrics.unknownService.sum(), "reason", "unknown_service");
+        metrics.rejected.render(p);
         p.counter("weft_app_connect_failures_total", "Failed connections to the local app.", metrics.appConnectFailures.sum());
         p.counter("weft_app_protocol_errors_total", "Answers from the local app refused as malformed HTTP/1.1 (502 app-protocol-error).", appUpstream.protocolErrors());
         p.counter("weft_app_connections_opened_total", "Connections opened to the local app.", metrics.appConnectionsOpened.sum());

@@ -1,6 +1,5 @@
 package dev.weft.dataplane.balancing;
 
-import dev.weft.dataplane.resilience.RateLimiter;
 import dev.weft.dataplane.resilience.RetryBudget;
 import dev.weft.dataplane.resilience.ServicePolicy;
 import dev.weft.registry.Endpoint;
@@ -27,6 +26,9 @@ import java.util.concurrent.atomic.LongAdder;
  * at once by the Worker's own {@link Balancer}; otherwise the request waits in a bounded FIFO queue and is granted the
  * next slot that frees ({@link #release}). A full queue, a wait past the queue timeout, or a service without
  * endpoints fail the promise at once with a {@link NoCapacityException} whose message is what the client is told.
+ * When every endpoint is down (ejected by outlier detection, or paused after a refused dial) a request fails at once
+ * with a {@link NoHealthyEndpointException}, and so do the requests already waiting when the last one goes down:
+ * a queue in front of endpoints that take nothing cannot drain, and its callers would only wait for its timeout.
  * A cluster that {@linkplain #shedWhenFull sheds} (the local app's, under its adaptive concurrency limit) has no
  * queue: a request finding every slot taken fails at once with a {@link ShedException}, because a queue in front
  * of an overloaded app only adds waiting to its latency.
@@ -47,8 +49,7 @@ public final class Cluster {
     private final LongAdder rejectedNoEndpoints = new LongAdder();
     private volatile List<EndpointState> endpoints = List.of();
     private volatile boolean known;
-    private volatile Protection protection = new Protection(ServicePolicy.DEFAULT);
-    private final Map<String, RateLimiter> perCaller = new ConcurrentHashMap<>();
+    private volatile ClusterProtection protection = new ClusterProtection(ServicePolicy.DEFAULT);
     private final LongAdder rateLimited = new LongAdder();
     private final LongAdder retries = new LongAdder();
     private final LongAdder timeouts = new LongAdder();
@@ -56,31 +57,10 @@ public final class Cluster {
     private volatile boolean shedWhenFull;
     private volatile OutboundLimit outboundLimit = new OutboundLimit(ServicePolicy.DEFAULT.outboundLimit());
     private final LongAdder outboundShed = new LongAdder();
+    /** Given to each endpoint: runs on whichever thread saw it go down (see {@link EndpointState#onDown}). */
+    private final Runnable endpointDown = this::failWaitersIfAllDown;
     /** Sum of the endpoints' registered capacities, 0 if any has none (then unknown); set with the endpoints. */
     private volatile int capacity;
-
-    /** A policy with the state it needs (budget, limiters): swapped as one, so a policy change is atomic. */
-    private record Protection(ServicePolicy policy, RetryBudget budget, RateLimiter limiter,
-                              Map<ServicePolicy.Route, RateLimiter> routeLimiters) {
-        Protection(ServicePolicy p) {
-            this(p, new RetryBudget(p.retry().budgetRatio(), p.retry().minPerSecond()), limiter(p), routeLimiters(p));
-        }
-
-        private static RateLimiter limiter(ServicePolicy p) {
-            return p.rateLimit() > 0 ? new RateLimiter(p.rateLimit(), p.burstFor(p.rateLimit())) : null;
-        }
-
-        private static Map<ServicePolicy.Route, RateLimiter> routeLimiters(ServicePolicy p) {
-            Map<ServicePolicy.Route, RateLimiter> m = new java.util.IdentityHashMap<>();
-            for (ServicePolicy.Route r : p.routes()) {
-                RateLimiter l = limiter(r.policy());
-                if (l != null) {
-                    m.put(r, l);
-                }
-            }
-            return m;
-        }
-    }
 
     public Cluster(String service, Balancer.Factory balancerFactory, int maxQueue, Duration queueTimeout) {
         this.service = service;
@@ -118,6 +98,7 @@ public final class Cluster {
         return rejectedTimeout.sum();
     }
 
+    /** Requests refused at once because the service had no endpoint, or none up (see the class comment). */
     public long rejectedNoEndpoints() {
         return rejectedNoEndpoints.sum();
     }
@@ -133,6 +114,7 @@ public final class Cluster {
             EndpointState s = old.remove(e.id());
             if (s == null) {
                 s = new EndpointState(e);
+                s.onDown(endpointDown);
             } else {
                 s.update(e);
             }
@@ -152,7 +134,7 @@ public final class Cluster {
         endpoints = List.copyOf(next);
         known = true;
         if (next.isEmpty()) {
-            failAllWaiters();
+            failAllWaiters(new UnknownServiceException(service));
         } else {
             drainWaiters();
         }
@@ -167,8 +149,7 @@ public final class Cluster {
      * (learning starts over) only when its settings change, so a push of other keys keeps what it learned.
      */
     public synchronized void policy(ServicePolicy p) {
-        protection = new Protection(p);
-        perCaller.clear();
+        protection = new ClusterProtection(p); // with new per-caller buckets
         if (!p.outboundLimit().equals(outboundLimit.config())) {
             outboundLimit = new OutboundLimit(p.outboundLimit());
         }
@@ -284,18 +265,7 @@ public final class Cluster {
      * @return 0 when admitted, else nanoseconds until a request could pass (for Retry-After)
      */
     public long checkRate(String caller, ServicePolicy.Route route) {
-        Protection pr = protection;
-        long wait = pr.limiter() == null ? 0 : pr.limiter().tryAcquire();
-        if (wait == 0 && route != null) {
-            RateLimiter rl = pr.routeLimiters().get(route);
-            wait = rl == null ? 0 : rl.tryAcquire();
-        }
-        if (wait == 0 && pr.policy().perCallerRate() > 0 && caller != null) {
-            // Bounded: at most 1024 distinct callers are tracked; beyond that unknown callers share one bucket.
-            String key = perCaller.size() < 1024 || perCaller.containsKey(caller) ? caller : "(other)";
-            double rate = pr.policy().perCallerRate();
-            wait = perCaller.computeIfAbsent(key, k -> new RateLimiter(rate, pr.policy().burstFor(rate))).tryAcquire();
-        }
+        long wait = protection.checkRate(caller, route);
         if (wait != 0) {
             rateLimited.increment();
         }
@@ -351,6 +321,10 @@ public final class Cluster {
             rejectedNoEndpoints.increment();
             return promise.setFailure(new UnknownServiceException(service));
         }
+        if (allDown(eps)) {
+            rejectedNoEndpoints.increment();
+            return promise.setFailure(new NoHealthyEndpointException(service, eps.size()));
+        }
         // Waiters go first: a newcomer must not overtake requests already queued. A service the registry has not
         // answered for yet (first request by Host name) also waits here, for its first snapshot.
         if (waiters.isEmpty() && !eps.isEmpty()) {
@@ -388,9 +362,10 @@ public final class Cluster {
         // Likewise the registry's first snapshot (update() runs on the registry's thread): if it said "no endpoint"
         // after the check at the top and before this waiter was queued, it found nobody to tell, and the request
         // waited the whole queue timeout to be told "no capacity" instead of "unknown service" (seen once in CI).
+        // And the last endpoint may have gone down meanwhile, with nobody queued yet to tell.
         if (known && endpoints.isEmpty()) {
-            failAllWaiters();
-        } else {
+            failAllWaiters(new UnknownServiceException(service));
+        } else if (!failWaitersIfAllDown()) {
             drainWaiters();
         }
         return promise;
@@ -427,10 +402,31 @@ public final class Cluster {
         }
     }
 
-    private void failAllWaiters() {
+    /** Fails every waiter when no endpoint is up; returns whether it did. Any thread. */
+    private boolean failWaitersIfAllDown() {
+        List<EndpointState> eps = endpoints;
+        if (waiters.isEmpty() || !allDown(eps)) {
+            return false;
+        }
+        failAllWaiters(new NoHealthyEndpointException(service, eps.size()));
+        return true;
+    }
+
+    /** Whether there are endpoints and each is {@linkplain EndpointState#isDown down}. */
+    private static boolean allDown(List<EndpointState> eps) {
+        for (EndpointState e : eps) {
+            if (!e.isDown()) {
+                return false;
+            }
+        }
+        return !eps.isEmpty();
+    }
+
+    /** @param cause shared by every waiter: it has no stack trace, and its message names the service only */
+    private void failAllWaiters(NoCapacityException cause) {
         Promise<EndpointState> w;
         while ((w = waiters.pollFirst()) != null) {
-            if (w.tryFailure(new UnknownServiceException(service))) {
+            if (w.tryFailure(cause)) {
                 queued.decrementAndGet();
                 rejectedNoEndpoints.increment();
             }

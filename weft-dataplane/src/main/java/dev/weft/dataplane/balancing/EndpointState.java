@@ -30,6 +30,8 @@ public final class EndpointState {
     private volatile long unreachableUntil;
     /** Dials refused since the last one that connected; sets the next pause. */
     private volatile int refusedInARow;
+    /** Told when this endpoint stops taking requests (ejected, or unreachable): its cluster, set once. */
+    private volatile Runnable onDown;
 
     /** Time constant of the latency average: how fast an endpoint's past stops counting (Finagle uses 10 s too). */
     private static final double DECAY_NANOS = 10e9;
@@ -126,7 +128,7 @@ public final class EndpointState {
 
     public boolean hasRoom() {
         int cap = effectiveCapacity();
-        return !removed && !isUnreachable() && !isEjected() && (cap == 0 || inFlight.get() < cap);
+        return !isDown() && (cap == 0 || inFlight.get() < cap);
     }
 
     /**
@@ -139,6 +141,7 @@ public final class EndpointState {
         int n = refusedInARow;
         refusedInARow = Math.min(n + 1, MAX_UNREACHABLE_DOUBLINGS);
         unreachableUntil = System.nanoTime() + (UNREACHABLE_PAUSE_NANOS << n);
+        wentDown();
     }
 
     public void markReachable() {
@@ -161,7 +164,7 @@ public final class EndpointState {
 
     /** Takes a slot if the endpoint is below its capacity. Lock free: a CAS loop on the shared counter. */
     public boolean tryAcquire() {
-        if (removed || isUnreachable() || isEjected()) {
+        if (isDown()) {
             return false;
         }
         int cap = effectiveCapacity();
@@ -209,6 +212,27 @@ public final class EndpointState {
         ejectedUntil = System.nanoTime() + time;
         consecutiveFailures.set(Math.max(0, threshold - 1));
         ejectionsTotal.increment();
+        wentDown();
+    }
+
+    /**
+     * Whether the endpoint takes no request now, whatever its load: removed, ejected, or paused after a refused dial
+     * (both pauses end on their own, and the next request then probes it).
+     */
+    public boolean isDown() {
+        return removed || isUnreachable() || isEjected();
+    }
+
+    /** Who is told when the endpoint goes down ({@link Cluster}: so that requests waiting for it fail at once). */
+    void onDown(Runnable r) {
+        onDown = r;
+    }
+
+    private void wentDown() {
+        Runnable r = onDown;
+        if (r != null) {
+            r.run();
+        }
     }
 
     public boolean isEjected() {

@@ -8,6 +8,7 @@ import dev.weft.dataplane.http.RequestHead;
 import dev.weft.dataplane.http.ResponseHead;
 import dev.weft.dataplane.mesh.MeshSession;
 import dev.weft.dataplane.mesh.MeshStream;
+import dev.weft.dataplane.metrics.Rejections;
 import dev.weft.dataplane.resilience.Deadlines;
 import dev.weft.protocol.WmpData;
 import dev.weft.protocol.WmpError;
@@ -23,6 +24,7 @@ import java.nio.charset.StandardCharsets;
  * A WMP stream from a peer sidecar as the {@link Downstream} of its exchange (the provider side): the REQUEST frame
  * becomes the exchange's head and first body piece, DATA frames the rest, and the answer goes back as a RESPONSE
  * frame (with its first body piece: one frame for a small answer) and DATA frames, under the stream's flow control.
+ * A REQUEST that {@link WmpRequestValidator} refuses resets its stream instead and opens no exchange.
  *
  * <p>Thread: the mesh connection's Worker loop (the app connection is on the same loop). Buffers: the REQUEST
  * frame's body and DATA frames' bodies are given to the exchange, which owns them from then on; answer bodies given
@@ -36,6 +38,9 @@ public final class WmpDownstream implements Downstream, MeshStream.Listener {
     private boolean requestEnded;
     /** Answer bytes sent while the stream had no window: credited to the app's connection once it has. */
     private int pendingConsumed;
+    /** Body bytes the request's content-length still expects, or -1 without one (see WmpRequestValidator). */
+    private long bodyLeft;
+    private Rejections rejected;
 
     private WmpDownstream(MeshStream stream, EventLoop loop) {
         this.stream = stream;
@@ -49,7 +54,14 @@ public final class WmpDownstream implements Downstream, MeshStream.Listener {
      */
     public static MeshSession.Acceptor acceptor(PolicyStack stack, EventLoop loop, String peer) {
         return (stream, request) -> {
+            WmpRequestValidator.Refusal bad = WmpRequestValidator.check(request);
+            if (bad != null) {
+                WmpRequestValidator.refuse(stream, request, bad, stack.metrics().rejected, peer);
+                return null; // the stream is reset; late frames for it are dropped
+            }
             WmpDownstream d = new WmpDownstream(stream, loop);
+            d.bodyLeft = WmpRequestValidator.bodyLeft(request);
+            d.rejected = stack.metrics().rejected;
             d.start(stack, request, peer);
             return d;
         };
@@ -74,11 +86,24 @@ public final class WmpDownstream implements Downstream, MeshStream.Listener {
     @Override
     public void onData(WmpData data) {
         requestEnded |= data.endStream();
+        if (bodyLeft >= 0 && WmpRequestValidator.bodyOverrun(bodyLeft -= data.body().readableBytes(), data.endStream())) {
+            refuseBody(data);
+            return;
+        }
         if (exchange == null) {
             data.release();
             return;
         }
         exchange.onRequestBody(data.body(), data.endStream());
+    }
+
+    /** The body broke its content-length: reset the stream and end the app's call (its connection closes). */
+    private void refuseBody(WmpData data) {
+        WmpRequestValidator.refuse(stream, data, new WmpRequestValidator.Refusal(Rejections.Reason.BAD_CONTENT_LENGTH,
+                "body bytes past or short of content-length"), rejected, stream.session().peer());
+        if (exchange != null) {
+            exchange.abort("the peer's body broke its content-length");
+        }
     }
 
     @Override

@@ -87,7 +87,7 @@ public final class InboundServer implements AutoCloseable {
         String peer = String.valueOf(ch.remoteAddress()); // once per connection, not per request
         WmpCodec.install(p, limits, codecMetrics);
         p.addLast("idle", MeshSession.heartbeat());
-        p.addLast("session", new MeshSession(WmpDownstream.acceptor(stack, ch.eventLoop(), peer), peer));
+        p.addLast("session", new MeshSession(WmpDownstream.acceptor(stack, ch.eventLoop(), peer), peer, metrics.rejected));
     }
 
     private void installHttp(ChannelPipeline p) {

@@ -1,5 +1,7 @@
 package dev.weft.dataplane.mesh;
 
+import dev.weft.dataplane.metrics.Rejections;
+import dev.weft.dataplane.metrics.Rejections.Reason;
 import dev.weft.protocol.WmpCancel;
 import dev.weft.protocol.WmpData;
 import dev.weft.protocol.WmpError;
@@ -10,6 +12,7 @@ import dev.weft.protocol.WmpRequest;
 import dev.weft.protocol.WmpResponse;
 import dev.weft.protocol.WmpWindowUpdate;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.timeout.IdleState;
@@ -29,6 +32,13 @@ import java.util.concurrent.TimeUnit;
  * streams ({@link #openStream()}, odd ids); the side that accepted gets them through its {@link Acceptor}.
  * It also answers PINGs, sends one when the connection is idle (so a dead peer is noticed), and honours GOAWAY.
  *
+ * <p>It enforces the stream rules of docs/protocol.md ("Streams"): a REQUEST with an even id, an id not above the
+ * previous one, a second REQUEST on an open stream, a REQUEST sent to the side that dialled, or any other frame for a
+ * stream id that was never opened is a connection error. Such a peer's view of the streams differs from ours, so no
+ * later frame can be trusted: one GOAWAY {@code PROTOCOL_ERROR} with the last stream processed here goes out, the
+ * connection closes, everything read after it is dropped, and {@code weft_rejected_total{boundary="wmp_connection"}}
+ * counts it. Frames for a stream that was opened and has closed are late, not wrong: they are dropped quietly.
+ *
  * <p>Thread: everything runs on the channel's Worker event loop; no field is touched from another thread, which is
  * why there are no locks. Buffers: frames read from the decoder are owned here until handed to a stream's
  * listener; frames written are released by the encoder.
@@ -47,17 +57,28 @@ public final class MeshSession extends ChannelInboundHandlerAdapter {
     private final Set<MeshStream> awaitingWritable = new LinkedHashSet<>();
     private final Acceptor acceptor;
     private final String peer;
+    private final Rejections rejected;
     private Channel channel;
     private int nextStreamId = 1;
     private int lastAcceptedStreamId;
+    /** Accepting side: the highest id the peer opened, refused streams included; any id above it was never opened. */
+    private int highestPeerStreamId;
+    /** A connection error was found: the GOAWAY is on its way and every frame read from now on is dropped. */
+    private boolean failed;
     private boolean goingAway;
     private long pingPayload;
     /** Heartbeat periods in a row with nothing read; reset by any frame. */
     private int silentPeriods;
 
     public MeshSession(Acceptor acceptor, String peer) {
+        this(acceptor, peer, new Rejections());
+    }
+
+    /** @param rejected where stream-rule violations are counted (the sidecar's {@code weft_rejected_total}) */
+    public MeshSession(Acceptor acceptor, String peer, Rejections rejected) {
         this.acceptor = acceptor;
         this.peer = peer;
+        this.rejected = rejected;
     }
 
     public String peer() {
@@ -135,12 +156,17 @@ public final class MeshSession extends ChannelInboundHandlerAdapter {
             ctx.fireChannelRead(msg);
             return;
         }
+        if (failed) {
+            frame.release(); // read after our GOAWAY PROTOCOL_ERROR: nothing from this peer is trusted any more
+            return;
+        }
         switch (frame) {
             case WmpRequest req -> onRequest(req);
             case WmpResponse resp -> {
                 MeshStream s = streams.get(resp.streamId());
                 if (s == null) {
-                    resp.release(); // a cancelled stream's late answer
+                    resp.release(); // a cancelled stream's late answer, or an answer to nothing
+                    checkOpened(resp.streamId(), "RESPONSE");
                 } else {
                     s.onHead(resp, resp.endStream());
                 }
@@ -149,6 +175,7 @@ public final class MeshSession extends ChannelInboundHandlerAdapter {
                 MeshStream s = streams.get(data.streamId());
                 if (s == null) {
                     data.release();
+                    checkOpened(data.streamId(), "DATA");
                 } else {
                     s.onData(data);
                 }
@@ -157,6 +184,8 @@ public final class MeshSession extends ChannelInboundHandlerAdapter {
                 MeshStream s = streams.get(wu.streamId());
                 if (s != null) {
                     s.onWindowUpdate(wu.increment());
+                } else if (wu.streamId() != 0) { // stream 0, the connection's window, is valid and unused in v1
+                    checkOpened(wu.streamId(), "WINDOW_UPDATE");
                 }
             }
             case WmpCancel c -> {
@@ -165,6 +194,8 @@ public final class MeshSession extends ChannelInboundHandlerAdapter {
                     awaitingWritable.remove(s);
                     s.onReset("stream cancelled by peer " + peer + " (" + c.error() + ")",
                             c.error() == WmpError.REFUSED_STREAM);
+                } else {
+                    checkOpened(c.streamId(), "CANCEL");
                 }
             }
             case WmpPing ping -> {
@@ -177,20 +208,52 @@ public final class MeshSession extends ChannelInboundHandlerAdapter {
     }
 
     private void onRequest(WmpRequest req) {
-        if (acceptor == null || goingAway || req.streamId() <= lastAcceptedStreamId || (req.streamId() & 1) == 0) {
+        int id = req.streamId();
+        if (acceptor == null || (id & 1) == 0 || id <= highestPeerStreamId) {
+            req.release();
+            if (acceptor != null && streams.containsKey(id)) {
+                protocolError(Reason.SECOND_REQUEST, "a second REQUEST on open stream " + id);
+            } else {
+                protocolError(Reason.STREAM_ID, "REQUEST on stream " + id + (acceptor == null
+                        ? " (expected none: only the side that dialled opens streams)"
+                        : " (expected an odd id above " + highestPeerStreamId + ")"));
+            }
+            return;
+        }
+        highestPeerStreamId = id;
+        if (goingAway) {
             // Refused before any work started: the opening side may safely retry it elsewhere.
-            int id = req.streamId();
             req.release();
             write(new WmpCancel(id, WmpError.REFUSED_STREAM));
             return;
         }
-        lastAcceptedStreamId = req.streamId();
+        lastAcceptedStreamId = id;
         MeshStream s = new MeshStream(this, req.streamId());
         streams.put(s.id(), s);
         s.markReceivedEnd(req.endStream());
         MeshStream.Listener l = acceptor.accept(s, req);
         s.listener(l);
         s.checkDone();
+    }
+
+    /** A frame for stream {@code id}, which has no state here: late if the stream was opened once, else an error. */
+    private void checkOpened(int id, String type) {
+        boolean opened = (id & 1) == 1 && (acceptor != null ? id <= highestPeerStreamId : id < nextStreamId);
+        if (!opened) {
+            protocolError(Reason.UNOPENED_STREAM, type + " on stream " + id + ", which was never opened");
+        }
+    }
+
+    /**
+     * A connection error (docs/protocol.md, "Error handling"): one GOAWAY {@code PROTOCOL_ERROR} naming the last
+     * stream processed here (0 on the dialling side, which processes none), then close once it is flushed.
+     */
+    private void protocolError(Reason reason, String debug) {
+        failed = true;
+        goingAway = true;
+        rejected.increment(reason);
+        int last = acceptor != null ? lastAcceptedStreamId : 0;
+        channel.writeAndFlush(new WmpGoAway(last, WmpError.PROTOCOL_ERROR, debug)).addListener(ChannelFutureListener.CLOSE);
     }
 
     private void onGoAway(WmpGoAway ga) {

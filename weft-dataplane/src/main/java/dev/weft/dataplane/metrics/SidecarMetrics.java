@@ -19,4 +19,6 @@ public final class SidecarMetrics {
     public final LongAdder connectRetries = new LongAdder();
     public final LongAdder downstreamConnections = new LongAdder();
     public final LongAdder meshConnectionsAccepted = new LongAdder();
+    /** weft_rejected_total{boundary,reason}: input refused at a boundary (see {@link Rejections}). */
+    public final Rejections rejected = new Rejections();
 }

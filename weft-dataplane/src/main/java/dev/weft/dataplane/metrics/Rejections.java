@@ -1,0 +1,80 @@
+package dev.weft.dataplane.metrics;
+
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * {@code weft_rejected_total{boundary,reason}}: input a sidecar refused at one of its boundaries, by what was wrong
+ * with it. One fixed counter per {@link Reason}, so counting a refusal allocates nothing and a peer cannot grow the
+ * label set. Written by every Worker (LongAdders); read by the admin server.
+ */
+public final class Rejections {
+    /** Where the input crossed into the sidecar. */
+    public static final String WMP_TO_PROVIDER = "wmp_to_provider";
+    /** The WMP connection itself (stream rules of docs/protocol.md), on either side. */
+    public static final String WMP_CONNECTION = "wmp_connection";
+
+    /** What was refused; each value is one {@code boundary}/{@code reason} pair. */
+    public enum Reason {
+        /** A REQUEST's method is not an RFC 9110 token, or is CONNECT (no authority-form target over WMP). */
+        BAD_METHOD(WMP_TO_PROVIDER, "bad_method"),
+        /** A REQUEST's path is not origin form ({@code /...} in visible ASCII), nor {@code *} for OPTIONS. */
+        BAD_TARGET(WMP_TO_PROVIDER, "bad_target"),
+        /** A REQUEST's authority is not host[:port]. */
+        BAD_AUTHORITY(WMP_TO_PROVIDER, "bad_authority"),
+        /** A field name that is not an RFC 9110 token (a trailing space, a control byte...). */
+        BAD_FIELD_NAME(WMP_TO_PROVIDER, "bad_field_name"),
+        /** A field value with a control byte other than HTAB, a character above U+00FF, or edge whitespace. */
+        BAD_FIELD_VALUE(WMP_TO_PROVIDER, "bad_field_value"),
+        /** host, transfer-encoding, connection or another hop-by-hop name sent as a literal field. */
+        FRAMING_FIELD(WMP_TO_PROVIDER, "framing_field"),
+        /** content-length that is not one decimal number, or that the stream's body bytes contradict. */
+        BAD_CONTENT_LENGTH(WMP_TO_PROVIDER, "bad_content_length"),
+        /** A REQUEST with an even id, an id not above the previous one, or sent to the side that dialled. */
+        STREAM_ID(WMP_CONNECTION, "stream_id"),
+        /** A second REQUEST on a stream that is open. */
+        SECOND_REQUEST(WMP_CONNECTION, "second_request"),
+        /** RESPONSE, DATA, CANCEL or WINDOW_UPDATE for a stream id that was never opened. */
+        UNOPENED_STREAM(WMP_CONNECTION, "unopened_stream");
+
+        private final String boundary;
+        private final String label;
+
+        Reason(String boundary, String label) {
+            this.boundary = boundary;
+            this.label = label;
+        }
+
+        public String boundary() {
+            return boundary;
+        }
+
+        public String label() {
+            return label;
+        }
+    }
+
+    private final LongAdder[] counts = new LongAdder[Reason.values().length];
+
+    public Rejections() {
+        for (int i = 0; i < counts.length; i++) {
+            counts[i] = new LongAdder();
+        }
+    }
+
+    public void increment(Reason reason) {
+        counts[reason.ordinal()].increment();
+    }
+
+    /** How many were refused for {@code reason} so far. */
+    public long count(Reason reason) {
+        return counts[reason.ordinal()].sum();
+    }
+
+    /** Writes every pair, zeros included, so a dashboard sees each series from the start. */
+    public void render(PrometheusText p) {
+        String help = "Input refused at a sidecar boundary, by boundary and reason (nothing of it was forwarded).";
+        for (Reason r : Reason.values()) {
+            p.counter("weft_rejected_total", help, count(r), "boundary", r.boundary(), "reason", r.label());
+        }
+    }
+}
