@@ -195,7 +195,7 @@ public final class Bench {
         String label = plane + (run.threads() > 0 ? " ×" + run.threads() : "");
         Path runDir = settings.results().resolve("logs").resolve(section + "-" + plane
                 + (run.threads() > 0 ? "-t" + run.threads() : "") + "-round" + round);
-        Experiment.Settings experiment = experimentSettings(section, run, runDir);
+        ExperimentSettings experiment = experimentSettings(section, run, runDir);
         Experiment running;
         try {
             progress(String.format(Locale.ROOT, "round %d/%d  %-4s %-13s starting", round, settings.rounds(),
@@ -237,9 +237,9 @@ public final class Bench {
         return rows;
     }
 
-    private Experiment.Settings experimentSettings(String section, PlaneRun run, Path runDir) {
+    private ExperimentSettings experimentSettings(String section, PlaneRun run, Path runDir) {
         boolean hop = section.equals("hop");
-        return Experiment.Settings.defaults()
+        return ExperimentSettings.defaults()
                 .withMainClass(settings.mainClass())
                 .withRunDir(runDir)
                 .withKeepLogs(settings.keepLogs())
@@ -332,9 +332,7 @@ public final class Bench {
     }
 
     private boolean sidecarHasFlag(String flag) throws InterruptedException {
-        List<String> command = new ArrayList<>(List.of(Experiment.javaExecutable()));
-        command.addAll(Experiment.CHILD_JVM_FLAGS);
-        command.addAll(List.of("-cp", Experiment.absoluteClassPath(), settings.mainClass(), "sidecar", "--help"));
+        List<String> command = ChildJvm.command(List.of(), settings.mainClass(), List.of("sidecar", "--help"));
         try {
             Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
             String help = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);

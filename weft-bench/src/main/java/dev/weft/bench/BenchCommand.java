@@ -183,7 +183,7 @@ public final class BenchCommand implements Callable<Integer> {
                 hopDuration != null ? hopDuration : Duration.ofSeconds(quick ? 5 : 10),
                 jvm, threads != null ? threads : Runtime.getRuntime().availableProcessors(),
                 generator != null ? Generator.named(generator) : pick(null, p.generator(), Generator.BUILTIN),
-                pick(capacities, p.capacities(), Experiment.Settings.equalCapacities(200)),
+                pick(capacities, p.capacities(), ExperimentSettings.equalCapacities(200)),
                 pick(proxyThreads, p.proxyThreads(), List.of()),
                 dir.toAbsolutePath(), keepLogs, !noInstall, quick, Experiment.WEFT_CLI_MAIN, System.err);
     }

@@ -150,7 +150,7 @@ public final class BenchReport {
                         : settings.proxyThreads().stream().map(String::valueOf).collect(Collectors.joining(" and "))
                         + " thread(s)").append(" (column *threads*); provider capacities ")
                 .append(capacities()).append('\n');
-        md.append("- Weft sidecar JVM: `").append(String.join(" ", Experiment.CHILD_JVM_FLAGS)).append(' ')
+        md.append("- Weft sidecar JVM: `").append(String.join(" ", ChildJvm.FLAGS)).append(' ')
                 .append(String.join(" ", settings.sidecarJvm())).append("`")
                 .append(dev.weft.dataplane.SidecarJvm.aotCache(settings.sidecarJvm()).isPresent()
                         ? ", with the AOT cache ./weft trained" : ", without an AOT cache").append('\n');

@@ -66,11 +66,11 @@ public final class DemoCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        Experiment.Settings settings;
+        ExperimentSettings settings;
         try {
-            settings = new Experiment.Settings(connections, duration, warmup, timeout,
+            settings = new ExperimentSettings(connections, duration, warmup, timeout,
                     threads != null ? threads : Runtime.getRuntime().availableProcessors(), registry, keepLogs, runDir,
-                    startTimeout, Duration.ofMillis(delayMs), Experiment.Settings.equalCapacities(maxConcurrency),
+                    startTimeout, Duration.ofMillis(delayMs), ExperimentSettings.equalCapacities(maxConcurrency),
                     childHeap, Experiment.WEFT_CLI_MAIN, System.err, WeftDataPlane.defaults(), Experiment.Shape.MESH,
                     Generator.BUILTIN);
         } catch (IllegalArgumentException e) {

@@ -2,25 +2,20 @@ package dev.weft.bench;
 
 import dev.weft.registry.support.Durations;
 
-import java.io.File;
 import java.io.IOException;
-import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.LinkedHashSet;
-import java.util.Objects;
 import java.util.Set;
 import java.util.regex.Pattern;
-import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 /**
@@ -44,12 +39,8 @@ import java.util.stream.Stream;
  * Everything started is stopped at the end ({@link #close}), on failure, and from a shutdown hook on Ctrl-C.
  */
 public final class Experiment implements AutoCloseable {
-    /** The command line every child runs; {@link Settings#mainClass()} replaces it in tests. */
+    /** The command line every child runs; {@link ExperimentSettings#mainClass()} replaces it in tests. */
     public static final String WEFT_CLI_MAIN = "dev.weft.cli.WeftCli";
-
-    /** Flags every Weft JVM needs on JDK 25 (Netty's Unsafe and native access), plus a lean collector. */
-    static final List<String> CHILD_JVM_FLAGS = List.of("--enable-native-access=ALL-UNNAMED",
-            "--sun-misc-unsafe-memory-access=allow", "-Dio.netty.noUnsafe=false", "-XX:+UseSerialGC");
 
     /** The paper's providers: their resources are small:medium:large = 1:2:3, which the mesh sees as weights. */
     public static final List<ProviderSpec> PROVIDERS = List.of(
@@ -61,177 +52,6 @@ public final class Experiment implements AutoCloseable {
     private static final Pattern CONSUMER_READY = Pattern.compile("consumer listening on \\S+:(\\d+)");
 
     public record ProviderSpec(String name, int weight) {}
-
-    /**
-     * @param connections        load generator connections (the paper: 128, 256, 512)
-     * @param duration           measured time
-     * @param warmup             unrecorded load first
-     * @param loadTimeout        a request without an answer after this long is a timeout
-     * @param loadThreads        the load generator's threads (event loops, or wrk's {@code -t})
-     * @param registry           an external registry URL for the sidecars (e.g. etcd); null starts
-     *                           {@code weft control} instead
-     * @param keepLogs           keep the run directory after a clean run (it is always kept after a failure)
-     * @param runDir             where the logs go; null for a new temporary directory
-     * @param startTimeout       how long each process may take to become ready
-     * @param providerDelay      each provider's simulated work (the paper: 50 ms)
-     * @param providerCapacities each provider's limit, one per provider of {@link #PROVIDERS} (small, medium, large):
-     *                           the requests it holds at once, also what its proxy enforces (a Weft sidecar
-     *                           registers it as {@code --capacity}, a peer gets it as its per-server limit). The
-     *                           paper: 200 each; issue 12: 100, 200, 300
-     * @param childHeap          {@code -Xmx} of each child JVM, e.g. {@code 256m}
-     * @param mainClass          the children's main class, with subcommands control, sidecar, provider, consumer
-     * @param out                where progress and the start-up steps are printed; null for silence
-     * @param dataPlane          what carries the traffic between consumer and providers (the demo: Weft)
-     * @param shape              the paper's mesh, or one proxy chain in front of a trivial backend
-     * @param generator          what drives the measured load (the built-in generator, or wrk)
-     */
-    public record Settings(int connections, Duration duration, Duration warmup, Duration loadTimeout,
-                           int loadThreads, String registry, boolean keepLogs, Path runDir, Duration startTimeout,
-                           Duration providerDelay, List<Integer> providerCapacities, String childHeap,
-                           String mainClass, PrintStream out, DataPlane dataPlane, Shape shape, Generator generator) {
-        public Settings {
-            Objects.requireNonNull(dataPlane, "dataPlane");
-            Objects.requireNonNull(shape, "shape");
-            Objects.requireNonNull(duration, "duration");
-            Objects.requireNonNull(warmup, "warmup");
-            Objects.requireNonNull(loadTimeout, "loadTimeout");
-            Objects.requireNonNull(startTimeout, "startTimeout");
-            Objects.requireNonNull(providerDelay, "providerDelay");
-            Objects.requireNonNull(childHeap, "childHeap");
-            Objects.requireNonNull(mainClass, "mainClass");
-            Objects.requireNonNull(generator, "generator");
-            providerCapacities = List.copyOf(providerCapacities);
-            // Checked here, not when the load starts: a typo should fail before eight JVMs are started.
-            if (connections < 1) {
-                throw new IllegalArgumentException("connections must be at least 1 (got " + connections + ")");
-            }
-            if (duration.isNegative() || duration.isZero()) {
-                throw new IllegalArgumentException("duration must be positive (got " + duration + ")");
-            }
-            if (warmup.isNegative()) {
-                throw new IllegalArgumentException("warm-up must be zero or more (got " + warmup + ")");
-            }
-            if (loadTimeout.isNegative() || loadTimeout.isZero()) {
-                throw new IllegalArgumentException("timeout must be positive (got " + loadTimeout + ")");
-            }
-            if (loadThreads < 1) {
-                throw new IllegalArgumentException("threads must be at least 1 (got " + loadThreads + ")");
-            }
-            if (providerDelay.isNegative()) {
-                throw new IllegalArgumentException("delay must be zero or more (got " + providerDelay + ")");
-            }
-            if (providerCapacities.size() != PROVIDERS.size() || providerCapacities.stream().anyMatch(c -> c < 1)) {
-                throw new IllegalArgumentException("capacities must be " + PROVIDERS.size()
-                        + " positive numbers, one per provider (small, medium, large), e.g. 100,200,300 (got "
-                        + providerCapacities + ")");
-            }
-            if (!childHeap.matches("\\d+[kKmMgG]?")) {
-                throw new IllegalArgumentException("invalid heap size '" + childHeap + "' (expected e.g. 256m or 1g)");
-            }
-        }
-
-        /**
-         * The paper's setting: 512 connections, 30 s after a 5 s warm-up, providers of 200 x 50 ms, the built-in
-         * load generator.
-         */
-        public static Settings defaults() {
-            return new Settings(512, Duration.ofSeconds(30), Duration.ofSeconds(5), Duration.ofSeconds(5),
-                    Runtime.getRuntime().availableProcessors(), null, false, null, Duration.ofSeconds(60),
-                    Duration.ofMillis(50), equalCapacities(200), "256m", WEFT_CLI_MAIN, System.err,
-                    WeftDataPlane.defaults(), Shape.MESH, Generator.BUILTIN);
-        }
-
-        /** The same capacity for every provider, as in the paper. */
-        public static List<Integer> equalCapacities(int capacity) {
-            return Collections.nCopies(PROVIDERS.size(), capacity);
-        }
-
-        public Settings withConnections(int n) {
-            return new Settings(n, duration, warmup, loadTimeout, loadThreads, registry, keepLogs, runDir, startTimeout,
-                    providerDelay, providerCapacities, childHeap, mainClass, out, dataPlane, shape, generator);
-        }
-
-        public Settings withDuration(Duration d) {
-            return new Settings(connections, d, warmup, loadTimeout, loadThreads, registry, keepLogs, runDir, startTimeout,
-                    providerDelay, providerCapacities, childHeap, mainClass, out, dataPlane, shape, generator);
-        }
-
-        public Settings withWarmup(Duration d) {
-            return new Settings(connections, duration, d, loadTimeout, loadThreads, registry, keepLogs, runDir, startTimeout,
-                    providerDelay, providerCapacities, childHeap, mainClass, out, dataPlane, shape, generator);
-        }
-
-        public Settings withLoadTimeout(Duration d) {
-            return new Settings(connections, duration, warmup, d, loadThreads, registry, keepLogs, runDir, startTimeout,
-                    providerDelay, providerCapacities, childHeap, mainClass, out, dataPlane, shape, generator);
-        }
-
-        public Settings withLoadThreads(int n) {
-            return new Settings(connections, duration, warmup, loadTimeout, n, registry, keepLogs, runDir, startTimeout,
-                    providerDelay, providerCapacities, childHeap, mainClass, out, dataPlane, shape, generator);
-        }
-
-        public Settings withRegistry(String url) {
-            return new Settings(connections, duration, warmup, loadTimeout, loadThreads, url, keepLogs, runDir, startTimeout,
-                    providerDelay, providerCapacities, childHeap, mainClass, out, dataPlane, shape, generator);
-        }
-
-        public Settings withKeepLogs(boolean keep) {
-            return new Settings(connections, duration, warmup, loadTimeout, loadThreads, registry, keep, runDir, startTimeout,
-                    providerDelay, providerCapacities, childHeap, mainClass, out, dataPlane, shape, generator);
-        }
-
-        public Settings withRunDir(Path dir) {
-            return new Settings(connections, duration, warmup, loadTimeout, loadThreads, registry, keepLogs, dir, startTimeout,
-                    providerDelay, providerCapacities, childHeap, mainClass, out, dataPlane, shape, generator);
-        }
-
-        public Settings withStartTimeout(Duration d) {
-            return new Settings(connections, duration, warmup, loadTimeout, loadThreads, registry, keepLogs, runDir, d,
-                    providerDelay, providerCapacities, childHeap, mainClass, out, dataPlane, shape, generator);
-        }
-
-        public Settings withMainClass(String main) {
-            return new Settings(connections, duration, warmup, loadTimeout, loadThreads, registry, keepLogs, runDir,
-                    startTimeout, providerDelay, providerCapacities, childHeap, main, out, dataPlane, shape,
-                    generator);
-        }
-
-        public Settings withOut(PrintStream stream) {
-            return new Settings(connections, duration, warmup, loadTimeout, loadThreads, registry, keepLogs, runDir,
-                    startTimeout, providerDelay, providerCapacities, childHeap, mainClass, stream, dataPlane, shape,
-                    generator);
-        }
-
-        public Settings withDataPlane(DataPlane plane) {
-            return new Settings(connections, duration, warmup, loadTimeout, loadThreads, registry, keepLogs, runDir,
-                    startTimeout, providerDelay, providerCapacities, childHeap, mainClass, out, plane, shape,
-                    generator);
-        }
-
-    /** The per-hop shape also wants a backend without delay: see {@link Shape#HOP}. */
-        public Settings withShape(Shape s) {
-            return new Settings(connections, duration, warmup, loadTimeout, loadThreads, registry, keepLogs, runDir,
-                    startTimeout, providerDelay, providerCapacities, childHeap, mainClass, out, dataPlane, s,
-                    generator);
-        }
-
-        public Settings withProviderDelay(Duration d) {
-            return new Settings(connections, duration, warmup, loadTimeout, loadThreads, registry, keepLogs, runDir,
-                    startTimeout, d, providerCapacities, childHeap, mainClass, out, dataPlane, shape, generator);
-        }
-
-    /** One capacity per provider of {@link #PROVIDERS}, in its order (small, medium, large). */
-        public Settings withProviderCapacities(List<Integer> capacities) {
-            return new Settings(connections, duration, warmup, loadTimeout, loadThreads, registry, keepLogs, runDir,
-                    startTimeout, providerDelay, capacities, childHeap, mainClass, out, dataPlane, shape, generator);
-        }
-
-        public Settings withGenerator(Generator g) {
-            return new Settings(connections, duration, warmup, loadTimeout, loadThreads, registry, keepLogs, runDir,
-                    startTimeout, providerDelay, providerCapacities, childHeap, mainClass, out, dataPlane, shape, g);
-        }
-    }
 
     /** What is started around the data plane. */
     public enum Shape {
@@ -249,7 +69,7 @@ public final class Experiment implements AutoCloseable {
         HOP
     }
 
-    private final Settings settings;
+    private final ExperimentSettings settings;
     private final ChildProcesses children = new ChildProcesses();
     private final FreePorts ports = new FreePorts();
     private final HttpProbe http = new HttpProbe();
@@ -262,8 +82,13 @@ public final class Experiment implements AutoCloseable {
     private boolean failed;
     private boolean keepLogs;
     private boolean closed;
+    /**
+     * The control plane's pid, or -1 when the plane runs none: its CPU is the mesh's too (it stores the sidecars'
+     * spans), so the tables report it beside the proxies'.
+     */
+    private long controlPid = -1;
 
-    private Experiment(Settings settings) {
+    private Experiment(ExperimentSettings settings) {
         this.settings = settings;
     }
 
@@ -273,7 +98,7 @@ public final class Experiment implements AutoCloseable {
      *
      * @throws ExperimentException naming the process that did not come up, with the tail of its log
      */
-    public static ExperimentResult run(Settings settings) throws ExperimentException, InterruptedException {
+    public static ExperimentResult run(ExperimentSettings settings) throws ExperimentException, InterruptedException {
         try (Experiment experiment = start(settings)) {
             return experiment.measure(settings.connections(), settings.warmup(), settings.duration());
         }
@@ -284,7 +109,7 @@ public final class Experiment implements AutoCloseable {
      * ({@link #measure}); {@link #close} stops everything. On failure everything started is stopped and the logs
      * are kept.
      */
-    public static Experiment start(Settings settings) throws ExperimentException, InterruptedException {
+    public static Experiment start(ExperimentSettings settings) throws ExperimentException, InterruptedException {
         Experiment experiment = new Experiment(settings);
         experiment.runDir = experiment.createRunDir();
         experiment.say("run directory: " + experiment.runDir + " (one log per process)");
@@ -328,7 +153,7 @@ public final class Experiment implements AutoCloseable {
     /**
      * Runs the load with {@code listener} told of each phase and each second: for scenarios that act on the topology
      * while the load runs (see {@link ResilienceBench}). Always the built-in generator, whatever
-     * {@link Settings#generator()} says: wrk reports no seconds.
+     * {@link ExperimentSettings#generator()} says: wrk reports no seconds.
      */
     public LoadResult load(int connections, Duration warmup, Duration duration, LoadGenerator.PhaseListener listener)
             throws InterruptedException {
@@ -376,12 +201,6 @@ public final class Experiment implements AutoCloseable {
      * the data plane uses one), then each provider with its provider-side proxy, then the consumer with its
      * consumer-side proxy. The consumer app starts before its proxy because a Weft sidecar checks its app.
      */
-    /**
-     * The control plane's pid, or -1 when the plane runs none: its CPU is the mesh's too (it stores the sidecars'
-     * spans), so the tables report it beside the proxies'.
-     */
-    private long controlPid = -1;
-
     private Topology startTopology() throws ExperimentException, InterruptedException {
         DataPlane plane = settings.dataPlane();
         if (plane.usesRegistry()) {
@@ -495,24 +314,14 @@ public final class Experiment implements AutoCloseable {
     }
 
     /**
-     * Starts a child JVM running {@code mainClass args}.
+     * Starts a child JVM running {@code mainClass args} ({@link ChildJvm}).
      *
      * @param jvmOptions options after the flags every Weft JVM needs; empty for {@code -Xmx childHeap}
      */
     private ChildProcess launchJvm(String name, String logFile, List<String> jvmOptions, List<Integer> boundPorts,
                                 String... args) throws ExperimentException {
-        List<String> command = new ArrayList<>();
-        command.add(javaExecutable());
-        command.addAll(CHILD_JVM_FLAGS);
-        if (jvmOptions.isEmpty()) {
-            command.add("-Xmx" + settings.childHeap());
-        } else {
-            command.addAll(jvmOptions);
-        }
-        command.add("-cp");
-        command.add(absoluteClassPath());
-        command.add(settings.mainClass());
-        command.addAll(List.of(args));
+        List<String> command = ChildJvm.command(jvmOptions.isEmpty() ? List.of("-Xmx" + settings.childHeap())
+                : jvmOptions, settings.mainClass(), List.of(args));
         ChildProcess child = ChildProcess.start(name, command, runDir.resolve(logFile), boundPorts);
         children.add(child);
         return child;
@@ -613,20 +422,6 @@ public final class Experiment implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot delete the run directory " + dir, e);
         }
-    }
-
-    /** This JVM's class path with every entry made absolute, so the children do not depend on the working directory. */
-    static String absoluteClassPath() {
-        return Stream.of(System.getProperty("java.class.path").split(File.pathSeparator))
-                .filter(entry -> !entry.isEmpty())
-                .map(entry -> Path.of(entry).toAbsolutePath().normalize().toString())
-                .collect(Collectors.joining(File.pathSeparator));
-    }
-
-    /** The JVM running this one, so children use the same JDK 25 without needing JAVA_HOME. */
-    static String javaExecutable() {
-        return ProcessHandle.current().info().command()
-                .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     }
 
     private void say(String line) {

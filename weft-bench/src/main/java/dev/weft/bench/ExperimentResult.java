@@ -27,8 +27,9 @@ public record ExperimentResult(LoadResult load, List<ProviderShare> providers, P
      *                          -1 when unknown
      * @param linkBytesAnswers  bytes they sent back on it; -1 when unknown
      * @param linkClosed        link connections that closed inside the window (their bytes are missing)
+     * @param controlCpu        CPU of the control plane over the window (it stores the sidecars' spans); null
+     *                          without one
      */
-    /** @param controlCpu CPU of the control plane over the window (it stores the sidecars' spans); null without one */
     public record Figures(List<ProxyFigure> proxies, double machineBusy, double loadAverage, long linkBytesRequests,
                           long linkBytesAnswers, int linkClosed, java.time.Duration controlCpu) {
         public Figures {

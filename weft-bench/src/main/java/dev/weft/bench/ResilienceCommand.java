@@ -93,7 +93,7 @@ public final class ResilienceCommand implements Callable<Integer> {
                 : Files.isDirectory(Path.of("weft-bench")) ? Path.of("weft-bench", "results", date)
                 : Path.of("bench-results", date);
         int cpus = Runtime.getRuntime().availableProcessors();
-        Experiment.Settings experiment = Experiment.Settings.defaults().withKeepLogs(keepLogs)
+        ExperimentSettings experiment = ExperimentSettings.defaults().withKeepLogs(keepLogs)
                 .withLoadThreads(threads != null ? threads : cpus).withOut(System.err);
         double load = ProcStats.loadAverage();
         ResilienceBench bench = ResilienceBench.run(new ResilienceBench.Settings(chosen, connections,

@@ -27,7 +27,7 @@ class BenchTest {
         Assumptions.assumeTrue(PeerDataPlane.onPath("nginx"), "nginx is not installed (apt-get install -y nginx)");
         Bench.Settings settings = new Bench.Settings(Set.of("mesh", "hop"), List.of("direct", "nginx"), List.of(8), 1,
                 Duration.ofMillis(300), Duration.ofMillis(200), Duration.ofSeconds(2), 4, Duration.ofSeconds(2), List.of(), 1,
-                Generator.BUILTIN, Experiment.Settings.equalCapacities(200), List.of(), results, false,
+                Generator.BUILTIN, ExperimentSettings.equalCapacities(200), List.of(), results, false,
                 false, true, FakeMeshCli.class.getName(), System.err);
 
         BenchReport report = Bench.run(settings);

@@ -16,8 +16,8 @@ class ExperimentTest {
     @TempDir
     Path runDir;
 
-    private Experiment.Settings shortRun() {
-        return Experiment.Settings.defaults()
+    private ExperimentSettings shortRun() {
+        return ExperimentSettings.defaults()
                 .withMainClass(FakeMeshCli.class.getName())
                 .withRunDir(runDir)
                 .withConnections(24)

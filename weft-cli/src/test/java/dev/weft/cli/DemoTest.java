@@ -1,6 +1,7 @@
 package dev.weft.cli;
 
 import dev.weft.bench.Experiment;
+import dev.weft.bench.ExperimentSettings;
 import dev.weft.bench.ExperimentResult;
 import org.junit.jupiter.api.Test;
 
@@ -13,7 +14,7 @@ class DemoTest {
 
     @Test
     void aShortDemoRunServesEveryRequestCorrectlyAcrossAllThreeProviders() throws Exception {
-        ExperimentResult r = Experiment.run(Experiment.Settings.defaults()
+        ExperimentResult r = Experiment.run(ExperimentSettings.defaults()
                 .withConnections(64)
                 .withWarmup(Duration.ofSeconds(3))
                 .withDuration(Duration.ofSeconds(5))

@@ -3,7 +3,6 @@ package dev.weft.dataplane;
 import dev.weft.dataplane.observe.ExchangeObserver;
 import dev.weft.dataplane.observe.ObservabilityConfig;
 import dev.weft.dataplane.observe.RouteTable;
-import dev.weft.dataplane.transport.Transport;
 import io.netty.util.ResourceLeakDetector;
 import dev.weft.registry.support.Durations;
 import picocli.CommandLine;
@@ -41,7 +40,7 @@ public final class SidecarCommand implements Callable<Integer> {
             description = "HOST:PORT of the local application (HTTP/1.1).")
     InetSocketAddress app;
 
-    @Option(names = "--inbound", converter = HostPortConverter.class, paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:0",
+    @Option(names = "--inbound", converter = HostPortConverter.class, paramLabel = "HOST:PORT", defaultValue = SidecarConfig.Defaults.INBOUND,
             description = "HOST:PORT for mesh traffic from peer sidecars (default: ${DEFAULT-VALUE}, any free port).")
     InetSocketAddress inbound;
 
@@ -57,30 +56,30 @@ public final class SidecarCommand implements Callable<Integer> {
             description = "HOST:PORT of a shared listener that routes by the Host header (Host: provider).")
     InetSocketAddress outbound;
 
-    @Option(names = "--registry", paramLabel = "URL", defaultValue = "weft://127.0.0.1:7700",
+    @Option(names = "--registry", paramLabel = "URL", defaultValue = SidecarConfig.Defaults.REGISTRY,
             description = "Registry URL: weft://HOST:PORT (embedded control plane) or etcd://H1:2379,... (default: ${DEFAULT-VALUE}).")
     String registry;
 
     @Option(names = "--id", paramLabel = "ID", description = "Instance id, unique within the service (default: SERVICE-HOST-PORT of --inbound).")
     String id;
 
-    @Option(names = "--weight", paramLabel = "N", defaultValue = "1", description = "Relative share of traffic for weighted balancing (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--weight", paramLabel = "N", defaultValue = SidecarConfig.Defaults.WEIGHT, description = "Relative share of traffic for weighted balancing (default: ${DEFAULT-VALUE}).")
     int weight;
 
-    @Option(names = "--capacity", paramLabel = "N", defaultValue = "200",
+    @Option(names = "--capacity", paramLabel = "N", defaultValue = SidecarConfig.Defaults.CAPACITY,
             description = "Most requests in flight to the app; peers honour it too (default: ${DEFAULT-VALUE}; 0 = unlimited).")
     int capacity;
 
-    @Option(names = "--admin", converter = HostPortConverter.class, paramLabel = "HOST:PORT", defaultValue = "127.0.0.1:0",
+    @Option(names = "--admin", converter = HostPortConverter.class, paramLabel = "HOST:PORT", defaultValue = SidecarConfig.Defaults.ADMIN,
             description = "HOST:PORT of the admin listener: /ready /live /config /metrics (default: ${DEFAULT-VALUE}).")
     InetSocketAddress admin;
 
-    @Option(names = "--balancer", paramLabel = "NAME", defaultValue = "p2c-peak-ewma",
+    @Option(names = "--balancer", paramLabel = "NAME", defaultValue = SidecarConfig.Defaults.BALANCER,
             description = "p2c-peak-ewma (latency and load aware), least-request, round-robin, weighted-round-robin, "
                     + "or ring-hash:HEADER (consistent hashing on a header) (default: ${DEFAULT-VALUE}).")
     String balancer;
 
-    @Option(names = "--collaborator", paramLabel = "MODE", defaultValue = "event-loop",
+    @Option(names = "--collaborator", paramLabel = "MODE", defaultValue = SidecarConfig.Defaults.COLLABORATOR,
             description = "How exchanges are carried: event-loop (continuations on the Worker) or virtual-thread (default: ${DEFAULT-VALUE}).")
     String collaborator;
 
@@ -88,31 +87,31 @@ public final class SidecarCommand implements Callable<Integer> {
             description = "Worker event loops (default: 2, or fewer when the process may use fewer CPUs: its cgroup CPU quota, rounded up, or the CPUs available).")
     Integer workers;
 
-    @Option(names = "--queue-size", paramLabel = "N", defaultValue = "2048",
+    @Option(names = "--queue-size", paramLabel = "N", defaultValue = SidecarConfig.Defaults.QUEUE_SIZE,
             description = "Requests that may wait for capacity per destination before 503 (default: ${DEFAULT-VALUE}).")
     int queueSize;
 
-    @Option(names = "--queue-timeout", defaultValue = "5s", converter = DurationConverter.class, paramLabel = "DURATION",
+    @Option(names = "--queue-timeout", defaultValue = SidecarConfig.Defaults.QUEUE_TIMEOUT, converter = DurationConverter.class, paramLabel = "DURATION",
             description = "Longest wait for capacity before 503 (default: ${DEFAULT-VALUE}).")
     Duration queueTimeout;
 
-    @Option(names = "--lease-ttl", defaultValue = "10s", converter = DurationConverter.class, paramLabel = "DURATION",
+    @Option(names = "--lease-ttl", defaultValue = SidecarConfig.Defaults.LEASE_TTL, converter = DurationConverter.class, paramLabel = "DURATION",
             description = "Registration lease TTL; a killed sidecar leaves peers' view within it (default: ${DEFAULT-VALUE}).")
     Duration leaseTtl;
 
-    @Option(names = "--mesh-protocol", paramLabel = "PROTOCOL", defaultValue = "wmp",
+    @Option(names = "--mesh-protocol", paramLabel = "PROTOCOL", defaultValue = SidecarConfig.Defaults.MESH_PROTOCOL,
             description = "Link to peer sidecars: wmp (binary, multiplexed) or http1 (plain HTTP/1.1 keep-alive, for comparison) (default: ${DEFAULT-VALUE}).")
     String meshProtocol;
 
-    @Option(names = "--mesh-connections", paramLabel = "N", defaultValue = "2",
+    @Option(names = "--mesh-connections", paramLabel = "N", defaultValue = SidecarConfig.Defaults.MESH_CONNECTIONS,
             description = "Persistent WMP connections per peer and Worker (default: ${DEFAULT-VALUE}).")
     int meshConnections;
 
-    @Option(names = "--drain-timeout", defaultValue = "10s", converter = DurationConverter.class, paramLabel = "DURATION",
+    @Option(names = "--drain-timeout", defaultValue = SidecarConfig.Defaults.DRAIN_TIMEOUT, converter = DurationConverter.class, paramLabel = "DURATION",
             description = "Longest a graceful drain waits for in-flight requests (default: ${DEFAULT-VALUE}).")
     Duration drainTimeout;
 
-    @Option(names = "--request-head-timeout", defaultValue = "10s", converter = DurationOrOffConverter.class,
+    @Option(names = "--request-head-timeout", defaultValue = SidecarConfig.Defaults.REQUEST_HEAD_TIMEOUT, converter = DurationOrOffConverter.class,
             paramLabel = "DURATION",
             description = "Longest a client may take to send a request head once its first byte arrived; then 408 and close (slow-loris clients) (default: ${DEFAULT-VALUE}; 0 = no limit).")
     Duration requestHeadTimeout;
@@ -197,10 +196,30 @@ public final class SidecarCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    /** Bad observability flags are usage errors: picocli prints the message and the usage, exit code 2. */
-    private ObservabilityConfig checkedObservabilityConfig() {
+    /** The flags as a config. */
+    SidecarConfig config() {
+        Map<String, InetSocketAddress> ups = new LinkedHashMap<>();
+        for (Map.Entry<String, String> e : upstreams.entrySet()) {
+            ups.put(e.getKey(), HostPortConverter.parse(e.getValue()));
+        }
+        // With --inbound on port 0 the default id would not be unique; the sidecar then derives it from the bound port.
+        String instance = id != null ? id : inbound.getPort() == 0 ? null : service + "-" + inbound.getHostString() + "-" + inbound.getPort();
+        SidecarConfig.Builder b = SidecarConfig.builder(service, app)
+                .instanceId(instance).inbound(inbound).advertise(advertise).outbound(outbound).upstreams(ups)
+                .admin(admin).registry(registry).weight(weight).capacity(capacity).queueSize(queueSize)
+                .queueTimeout(queueTimeout).leaseTtl(leaseTtl).balancer(balancer).collaborator(collaborator)
+                .meshProtocol(meshProtocol).meshConnectionsPerPeer(meshConnections).drainTimeout(drainTimeout)
+                .observability(observabilityConfig()).requestHeadTimeout(requestHeadTimeout);
+        if (workers != null) {
+            b.workers(workers);
+        }
+        return b.build();
+    }
+
+    /** Bad flags are usage errors: picocli prints the message and the usage, exit code 2. */
+    private SidecarConfig checkedConfig() {
         try {
-            return observabilityConfig();
+            return config();
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage(), e);
         }
@@ -231,17 +250,7 @@ public final class SidecarCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         quietLeakDetection();
-        Map<String, InetSocketAddress> ups = new LinkedHashMap<>();
-        for (Map.Entry<String, String> e : upstreams.entrySet()) {
-            ups.put(e.getKey(), new HostPortConverter().convert(e.getValue()));
-        }
-        // With --inbound on port 0 the default id would not be unique; the sidecar then derives it from the bound port.
-        String instance = id != null ? id : inbound.getPort() == 0 ? null : service + "-" + inbound.getHostString() + "-" + inbound.getPort();
-        SidecarConfig cfg = new SidecarConfig(service, instance, app, inbound, advertise, outbound, ups, admin, registry,
-                weight, capacity, queueSize, queueTimeout, leaseTtl, balancer, collaborator,
-                workers != null ? workers : Transport.defaultWorkers(), meshProtocol, meshConnections,
-                drainTimeout, checkedObservabilityConfig(), requestHeadTimeout);
-        Sidecar sidecar = new Sidecar(cfg);
+        Sidecar sidecar = new Sidecar(checkedConfig());
         Map<String, InetSocketAddress> bound = sidecar.start();
         StringBuilder line = new StringBuilder("weft sidecar '" + service + "' started:");
         bound.forEach((k, v) -> line.append(' ').append(k).append('=').append(v.getHostString()).append(':').append(v.getPort()));
@@ -261,6 +270,10 @@ public final class SidecarCommand implements Callable<Integer> {
     public static final class HostPortConverter implements ITypeConverter<InetSocketAddress> {
         @Override
         public InetSocketAddress convert(String value) {
+            return parse(value);
+        }
+
+        static InetSocketAddress parse(String value) {
             int colon = value.lastIndexOf(':');
             if (colon <= 0 || colon == value.length() - 1) {
                 throw new IllegalArgumentException("invalid address '" + value + "' (expected HOST:PORT, e.g. 127.0.0.1:19000)");

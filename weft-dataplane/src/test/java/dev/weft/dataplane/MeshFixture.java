@@ -62,11 +62,14 @@ final class MeshFixture implements AutoCloseable {
 
     Sidecar sidecar(String service, String id, InetSocketAddress app, Map<String, InetSocketAddress> upstreams,
                     boolean sharedOutbound, int weight, int capacity) throws Exception {
-        SidecarConfig cfg = new SidecarConfig(service, id, app, new InetSocketAddress("127.0.0.1", 0), null,
-                sharedOutbound ? new InetSocketAddress("127.0.0.1", 0) : null, upstreams,
-                new InetSocketAddress("127.0.0.1", 0), registryUrl(), weight, capacity, 2048, Duration.ofSeconds(10),
-                Duration.ofSeconds(2), "weighted-round-robin", collaborator, 2, meshProtocol, 2, Duration.ofSeconds(5),
-                observability, requestHeadTimeout);
+        SidecarConfig cfg = SidecarConfig.builder(service, app).instanceId(id)
+                .inbound(new InetSocketAddress("127.0.0.1", 0))
+                .outbound(sharedOutbound ? new InetSocketAddress("127.0.0.1", 0) : null).upstreams(upstreams)
+                .admin(new InetSocketAddress("127.0.0.1", 0)).registry(registryUrl()).weight(weight).capacity(capacity)
+                .queueSize(2048).queueTimeout(Duration.ofSeconds(10)).leaseTtl(Duration.ofSeconds(2))
+                .balancer("weighted-round-robin").collaborator(collaborator).workers(2).meshProtocol(meshProtocol)
+                .meshConnectionsPerPeer(2).drainTimeout(Duration.ofSeconds(5)).observability(observability)
+                .requestHeadTimeout(requestHeadTimeout).build();
         Sidecar s = new Sidecar(cfg);
         started.add(s);
         s.start();

@@ -5,18 +5,21 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-/** Parses the Prometheus text exposition format (what every sidecar serves at /metrics) into samples. */
-final class PromText {
+/**
+ * Parses the Prometheus text exposition format (what every sidecar serves at /metrics) into samples. Public for the
+ * bench, which reads the sidecars' /metrics the same way ({@code weft-bench}'s {@code SidecarScrape}).
+ */
+public final class PromText {
     private PromText() {}
 
     /** One sample line. */
-    record Sample(String name, Map<String, String> labels, double value) {
-        String label(String key) {
+    public record Sample(String name, Map<String, String> labels, double value) {
+        public String label(String key) {
             return labels.getOrDefault(key, "");
         }
     }
 
-    static List<Sample> parse(String text) {
+    public static List<Sample> parse(String text) {
         List<Sample> out = new ArrayList<>();
         for (String line : text.split("\n")) {
             line = line.strip();
@@ -32,7 +35,7 @@ final class PromText {
     }
 
     /** {@code name{a="x",b="y"} value [timestamp]}; null for a line that is not a sample. */
-    static Sample parseLine(String line) {
+    public static Sample parseLine(String line) {
         int i = 0;
         while (i < line.length() && line.charAt(i) != '{' && line.charAt(i) != ' ') {
             i++;

@@ -108,6 +108,21 @@ abstract class BalancerContract {
     }
 
     @Test
+    void neverPicksTheExcludedEndpointEvenWhenItIsTheHeaviest() {
+        List<EndpointState> eps = new ArrayList<>();
+        int[] weights = {1, 5, 1};
+        for (int i = 0; i < weights.length; i++) {
+            eps.add(new EndpointState(new Endpoint("svc", "e" + i, "127.0.0.1", 1000 + i, weights[i], 10_000, Map.of())));
+        }
+        Balancer b = fresh();
+
+        for (int i = 0; i < 50; i++) {
+            EndpointState e = b.pick(eps, key(i), eps.get(1));
+            assertThat(e).isNotNull().isNotSameAs(eps.get(1)); // slots held: the others fill up, e1 would attract more
+        }
+    }
+
+    @Test
     void picksNullRatherThanTheExcludedEndpointWhenOnlyItHasRoom() {
         List<EndpointState> eps = endpoints(2, 5, 2);
         Balancer b = fresh();

@@ -50,21 +50,6 @@ class BalancersTest {
     }
 
     @Test
-    void everyBalancerHonoursTheExcludedEndpointOfARetry() {
-        for (String name : List.of("p2c-peak-ewma", "least-request", "round-robin", "weighted-round-robin",
-                "ring-hash:x-user")) {
-            List<EndpointState> eps = endpoints(1, 5, 1);
-            Balancer b = Balancer.named(name).create();
-            for (int i = 0; i < 50; i++) {
-                EndpointState e = b.pick(eps, Balancer.hashOf("user-" + i), eps.get(1));
-                assertThat(e).as(name).isNotNull().isNotSameAs(eps.get(1));
-            }
-            List<EndpointState> one = endpoints(1);
-            assertThat(b.pick(one, 0, one.getFirst())).as(name + " with only the excluded endpoint").isNull();
-        }
-    }
-
-    @Test
     void leastRequestPrefersTheLeastLoadedRelativeToWeight() {
         List<EndpointState> eps = endpoints(1, 1);
         eps.get(0).tryAcquire();

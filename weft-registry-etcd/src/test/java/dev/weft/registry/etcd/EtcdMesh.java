@@ -80,10 +80,13 @@ final class EtcdMesh implements AutoCloseable {
 
     private Sidecar sidecar(String service, String id, InetSocketAddress app, Map<String, InetSocketAddress> upstreams)
             throws Exception {
-        SidecarConfig config = new SidecarConfig(service, id, app, new InetSocketAddress("127.0.0.1", 0), null, null,
-                upstreams, new InetSocketAddress("127.0.0.1", 0),
-                service.equals("consumer") ? consumerRegistryUrl : providerRegistryUrl, 1, 0, 2048, Duration.ofSeconds(10),
-                LEASE_TTL, "weighted-round-robin", "event-loop", 1, "wmp", 1, Duration.ofSeconds(2));
+        SidecarConfig config = SidecarConfig.builder(service, app).instanceId(id)
+                .inbound(new InetSocketAddress("127.0.0.1", 0)).upstreams(upstreams)
+                .admin(new InetSocketAddress("127.0.0.1", 0))
+                .registry(service.equals("consumer") ? consumerRegistryUrl : providerRegistryUrl).weight(1).capacity(0)
+                .queueSize(2048).queueTimeout(Duration.ofSeconds(10)).leaseTtl(LEASE_TTL)
+                .balancer("weighted-round-robin").collaborator("event-loop").workers(1).meshProtocol("wmp")
+                .meshConnectionsPerPeer(1).drainTimeout(Duration.ofSeconds(2)).build();
         Sidecar sidecar = new Sidecar(config);
         stopAtClose.add(sidecar::close);
         sidecar.start();
