@@ -38,13 +38,14 @@ import java.util.concurrent.TimeUnit;
  * <p>{@code side}: {@code consumer} starts each trace (no trace headers arrive, as from the example consumer);
  * {@code provider} continues one (a traceparent arrives, as over the mesh link). {@code export}: {@code on} posts
  * the spans; {@code off} measures propagation and metrics alone. With export on, the threads hand over spans far
- * faster than one exporter encodes them (a sidecar makes some ten thousand a second, these millions), so most are
- * dropped as when a collector falls behind; the hand-over is still made for each, and the exporter's thread takes
+ * faster than one exporter encodes and posts them (a sidecar makes some ten thousand a second, these hundreds of
+ * thousands), so most are dropped as when a collector falls behind; the hand-over is still made for each, and the exporter's thread takes
  * one core of the two.
  *
  * <p>Not in {@code ./weft bench}'s JMH section (another package): run it with {@code java -cp
  * 'weft-cli/target/lib/*' org.openjdk.jmh.Main ObservabilityBenchmark -prof gc -t 2}. The collector drains each batch
- * into one reused buffer, so {@code -prof gc} counts the sidecar's allocation (Worker and exporter), not its own.
+ * into one reused buffer, so what {@code -prof gc} counts is the sidecar's allocation (Worker and exporter) and the
+ * collector's per post, a few bytes per span.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
