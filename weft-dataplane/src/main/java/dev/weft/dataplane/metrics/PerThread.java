@@ -13,7 +13,7 @@ import java.util.function.ToLongFunction;
  * and writes it with plain stores that only it makes ({@link #add}: an opaque store, so that a reader on another
  * thread sees whole values, soon); a scrape sums the cells. LongAdders and HdrHistogram's ConcurrentHistogram cost
  * atomic read-modify-writes on memory several Workers write (the histogram four per request); at two Workers every
- * such line moves between the cores on each request (docs/benchmarks.md, "Observability's cost per request").
+ * such line moves between the cores on each request (docs/observability.md, "Why benchmarks.md said 6%...").
  *
  * <p>Threads that are not a sidecar's loops do not each get a cell: virtual threads (the virtual-thread
  * collaborator) and platform threads beyond {@value #MAX_CELLS} share one cell, whose writers must hold its monitor
