@@ -11,9 +11,9 @@ import java.util.function.ToLongFunction;
  * One cell per writing thread, merged when read: how metrics written by every Worker avoid sharing a cache line per
  * increment. A Worker finds its cell by thread identity among a handful (no thread-local map, no atomic operation)
  * and writes it with plain stores that only it makes ({@link #add}: an opaque store, so that a reader on another
- * thread sees whole values, soon); a scrape sums the cells. LongAdders and HdrHistogram's ConcurrentHistogram cost
- * atomic read-modify-writes on memory several Workers write (the histogram four per request); at two Workers every
- * such line moves between the cores on each request (docs/observability.md, "Why benchmarks.md said 6%...").
+ * thread sees whole values, soon); a scrape sums the cells. A LongAdder costs an atomic operation per increment, and
+ * HdrHistogram's ConcurrentHistogram four per record, on words every Worker writes: at two Workers those lines move
+ * between the cores on each request (docs/observability.md, "Why benchmarks.md said 6%...").
  *
  * <p>Threads that are not a sidecar's loops do not each get a cell: virtual threads (the virtual-thread
  * collaborator) and platform threads beyond {@value #MAX_CELLS} share one cell, whose writers must hold its monitor
