@@ -91,12 +91,17 @@ public final class SpanStore {
             droppedTooLarge++;
             return;
         }
-        if (spansOf(hi, lo) >= MAX_SPANS_PER_TRACE) {
+        // Each lookup is a few cache misses into arrays of the store's size, a good part of a span's cost: the
+        // trace is looked up once, and again only after an eviction (which may remove or protect this very trace).
+        int inProtected = protectedTraces.find(hi, lo);
+        int inRecent = inProtected >= 0 ? -1 : recent.find(hi, lo);
+        int spans = inProtected >= 0 ? protectedTraces.traceSpans(inProtected)
+                : inRecent >= 0 ? recent.traceSpans(inRecent) : 0;
+        if (spans >= MAX_SPANS_PER_TRACE) {
             droppedOverTraceLimit++;
             return;
         }
-        // Room first: evicting may remove or protect this very trace, so it is looked up again after.
-        SpanLog area = protectedTraces.find(hi, lo) >= 0 ? protectedTraces : recent;
+        SpanLog area = inProtected >= 0 ? protectedTraces : recent;
         while (recent.spans() + protectedTraces.spans() >= maxSpans || !area.hasRoomFor(1, length)) {
             if (area == protectedTraces && !protectedTraces.hasRoomFor(1, length)) {
                 dropOldestProtected();
@@ -105,20 +110,14 @@ public final class SpanStore {
             } else {
                 dropOldestProtected();
             }
-            area = protectedTraces.find(hi, lo) >= 0 ? protectedTraces : recent;
+            inProtected = protectedTraces.find(hi, lo);
+            inRecent = inProtected >= 0 ? -1 : recent.find(hi, lo);
+            area = inProtected >= 0 ? protectedTraces : recent;
         }
-        area.append(area.find(hi, lo), hi, lo, b.wide[i], b.body, b.start[i], length, b.timestamp[i], b.duration[i],
-                b.id[i], b.parentId[i], b.name[i], b.kind[i], b.local[i], b.remote[i], b.error[i]);
+        area.append(area == protectedTraces ? inProtected : inRecent, hi, lo, b.wide[i], b.body, b.start[i], length,
+                b.timestamp[i], b.duration[i], b.id[i], b.parentId[i], b.name[i], b.kind[i], b.local[i], b.remote[i],
+                b.error[i]);
         accepted++;
-    }
-
-    private int spansOf(long hi, long lo) {
-        int t = protectedTraces.find(hi, lo);
-        if (t >= 0) {
-            return protectedTraces.traceSpans(t);
-        }
-        t = recent.find(hi, lo);
-        return t >= 0 ? recent.traceSpans(t) : 0;
     }
 
     private void evictOldestRecent() {

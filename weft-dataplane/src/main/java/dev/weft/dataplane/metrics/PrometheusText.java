@@ -69,8 +69,15 @@ public final class PrometheusText {
      * make {@code _count} differ from {@code +Inf} by a request at most; Prometheus tolerates that.
      */
     public PrometheusText histogram(String name, String help, LatencyHistogram h, String... labels) {
+        return histogram(name, help, h.counts(), h.sumMicros(), labels);
+    }
+
+    /**
+     * A histogram in seconds from counts per {@link LatencyHistogram#BOUNDS_MICROS} bucket (not cumulative; the last
+     * above every bound) and the sum of the observations in µs.
+     */
+    public PrometheusText histogram(String name, String help, long[] counts, long sumMicros, String... labels) {
         header(name, "histogram", help);
-        long[] counts = h.counts();
         long cumulative = 0;
         for (int i = 0; i < LatencyHistogram.LE.length; i++) {
             cumulative += counts[i];
@@ -78,7 +85,7 @@ public final class PrometheusText {
         }
         cumulative += counts[counts.length - 1];
         sample(name + "_bucket", cumulative, with(labels, "le", "+Inf"));
-        sample(name + "_sum", h.sumMicros() / 1_000_000.0, labels);
+        sample(name + "_sum", sumMicros / 1_000_000.0, labels);
         sample(name + "_count", cumulative, labels);
         return this;
     }

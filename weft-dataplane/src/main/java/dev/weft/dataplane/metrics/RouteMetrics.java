@@ -2,7 +2,6 @@ package dev.weft.dataplane.metrics;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -13,8 +12,8 @@ import java.util.concurrent.atomic.LongAdder;
  * is lower), routes by the route table plus {@link #MAX_ROUTES_PER_DESTINATION}, error kinds by {@link #MAX_KINDS};
  * anything beyond lands in {@value #OTHER}. Paths are never labels.
  *
- * <p>Threads: {@link #record} runs on every Worker; lookups are lock free (ConcurrentHashMap reads) and counters are
- * LongAdders. Rendering runs on the admin request's Worker and only reads.
+ * <p>Threads: {@link Stats#record} runs on every Worker; lookups are lock free (ConcurrentHashMap reads) and each
+ * Worker counts in a cell of its own ({@link PerThread}). Rendering runs on the admin request's Worker and only reads.
  */
 public final class RouteMetrics {
     public static final String OTHER = "other";
@@ -34,20 +33,23 @@ public final class RouteMetrics {
         this.service = service;
     }
 
-    /** Counters of one (direction, destination, route). */
-    public static final class Stats {
-        final LongAdder[] requests = new LongAdder[CLASSES.length];
-        final AtomicReferenceArray<LatencyHistogram> latency = new AtomicReferenceArray<>(CLASSES.length);
-        final LongAdder bytesIn = new LongAdder();
-        final LongAdder bytesOut = new LongAdder();
-        final LongAdder retries = new LongAdder();
-        final ConcurrentHashMap<String, LongAdder> errors = new ConcurrentHashMap<>(4);
+    // A cell's counters, one flat array: requests by status class (0-5), body bytes and retries, the latency sum per
+    // status class, then the latency buckets of each status class (LatencyHistogram's bounds, not cumulative).
+    private static final int BYTES_IN = 6;
+    private static final int BYTES_OUT = 7;
+    private static final int RETRIES = 8;
+    private static final int SUM_MICROS = 9;
+    private static final int BUCKETS = SUM_MICROS + CLASSES.length;
+    private static final int BUCKETS_PER_CLASS = LatencyHistogram.BOUNDS_MICROS.length + 1;
+    private static final int COUNTERS = BUCKETS + CLASSES.length * BUCKETS_PER_CLASS;
 
-        Stats() {
-            for (int i = 0; i < requests.length; i++) {
-                requests[i] = new LongAdder();
-            }
-        }
+    /**
+     * Counters of one (direction, destination, route). Each Worker writes a cell of its own ({@link PerThread}), read
+     * and summed by the scrape; the error kinds, rare, are LongAdders shared by all.
+     */
+    public static final class Stats {
+        final PerThread<long[]> cells = new PerThread<>(() -> new long[COUNTERS]);
+        final ConcurrentHashMap<String, LongAdder> errors = new ConcurrentHashMap<>(4);
 
         /**
          * @param status  HTTP status sent downstream
@@ -56,22 +58,13 @@ public final class RouteMetrics {
          * @param error   the sidecar's own error kind, or null
          */
         public void record(int status, long micros, long bytesIn, long bytesOut, int retries, String error) {
-            int c = status >= 100 && status <= 599 ? status / 100 : 0;
-            requests[c].increment();
-            LatencyHistogram h = latency.get(c);
-            if (h == null) {
-                latency.compareAndSet(c, null, new LatencyHistogram());
-                h = latency.get(c);
-            }
-            h.record(micros);
-            if (bytesIn > 0) {
-                this.bytesIn.add(bytesIn);
-            }
-            if (bytesOut > 0) {
-                this.bytesOut.add(bytesOut);
-            }
-            if (retries > 0) {
-                this.retries.add(retries);
+            long[] c = cells.get();
+            if (cells.isShared(c)) {
+                synchronized (c) {
+                    record(c, status, micros, bytesIn, bytesOut, retries);
+                }
+            } else {
+                record(c, status, micros, bytesIn, bytesOut, retries);
             }
             if (error != null) {
                 LongAdder a = errors.get(error);
@@ -81,6 +74,44 @@ public final class RouteMetrics {
                 }
                 a.increment();
             }
+        }
+
+        private static void record(long[] c, int status, long micros, long bytesIn, long bytesOut, int retries) {
+            int k = status >= 100 && status <= 599 ? status / 100 : 0;
+            int i = 0;
+            // A linear scan beats a binary search over 17 bounds, and most requests stop in the first few.
+            while (i < LatencyHistogram.BOUNDS_MICROS.length && micros > LatencyHistogram.BOUNDS_MICROS[i]) {
+                i++;
+            }
+            PerThread.add(c, BUCKETS + k * BUCKETS_PER_CLASS + i, 1);
+            PerThread.add(c, SUM_MICROS + k, Math.max(0, micros));
+            PerThread.add(c, k, 1);
+            if (bytesIn > 0) {
+                PerThread.add(c, BYTES_IN, bytesIn);
+            }
+            if (bytesOut > 0) {
+                PerThread.add(c, BYTES_OUT, bytesOut);
+            }
+            if (retries > 0) {
+                PerThread.add(c, RETRIES, retries);
+            }
+        }
+
+        long sum(int counter) {
+            return cells.sum(c -> PerThread.read(c, counter));
+        }
+
+        /** Counts per latency bucket of a status class (not cumulative), over every cell. */
+        long[] buckets(int statusClass) {
+            long[] sum = new long[BUCKETS_PER_CLASS];
+            for (int i = 0; i < sum.length; i++) {
+                sum[i] = sum(BUCKETS + statusClass * BUCKETS_PER_CLASS + i);
+            }
+            return sum;
+        }
+
+        long sumMicros(int statusClass) {
+            return sum(SUM_MICROS + statusClass);
         }
     }
 
@@ -125,7 +156,7 @@ public final class RouteMetrics {
     public void render(PrometheusText p) {
         each((dir, dst, route, s) -> {
             for (int c = 0; c < CLASSES.length; c++) {
-                long n = s.requests[c].sum();
+                long n = s.sum(c);
                 if (n > 0) {
                     p.counter("weft_route_requests_total",
                             "Requests finished, per direction, destination service, route and status class.", n,
@@ -136,11 +167,12 @@ public final class RouteMetrics {
         });
         each((dir, dst, route, s) -> {
             for (int c = 0; c < CLASSES.length; c++) {
-                LatencyHistogram h = s.latency.get(c);
-                if (h != null) {
+                // As the requests: a status class no request ended with has no series.
+                if (s.sum(c) > 0) {
+                    long[] h = s.buckets(c);
                     p.histogram("weft_route_request_duration_seconds",
                             "Request latency from arrival at the sidecar to the last answer byte, per direction,"
-                                    + " destination service, route and status class.", h,
+                                    + " destination service, route and status class.", h, s.sumMicros(c),
                             "direction", dir, "service", service, "dst_service", dst, "route", route,
                             "status_class", CLASSES[c]);
                 }
@@ -148,13 +180,13 @@ public final class RouteMetrics {
         });
         each((dir, dst, route, s) -> {
             p.counter("weft_route_body_bytes_total", "Body bytes carried, per route (in = request, out = answer).",
-                    s.bytesIn.sum(), "direction", dir, "service", service, "dst_service", dst, "route", route,
+                    s.sum(BYTES_IN), "direction", dir, "service", service, "dst_service", dst, "route", route,
                     "flow", "in");
-            p.counter("weft_route_body_bytes_total", "", s.bytesOut.sum(), "direction", dir, "service", service,
+            p.counter("weft_route_body_bytes_total", "", s.sum(BYTES_OUT), "direction", dir, "service", service,
                     "dst_service", dst, "route", route, "flow", "out");
         });
         each((dir, dst, route, s) -> p.counter("weft_route_retries_total",
-                "Extra attempts (admissions beyond the first) made for requests of a route.", s.retries.sum(),
+                "Extra attempts (admissions beyond the first) made for requests of a route.", s.sum(RETRIES),
                 "direction", dir, "service", service, "dst_service", dst, "route", route));
         each((dir, dst, route, s) -> {
             for (Map.Entry<String, LongAdder> e : new java.util.TreeMap<>(s.errors).entrySet()) {

@@ -1,28 +1,38 @@
 package dev.weft.dataplane.metrics;
 
-import org.HdrHistogram.ConcurrentHistogram;
 import org.HdrHistogram.Histogram;
-
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Request counts by status class and a latency histogram for one direction (inbound or outbound) of a sidecar.
- * Written by every Worker, so counters are LongAdders and the histogram is HdrHistogram's concurrent variant.
+ * Written by every Worker, always (also with {@code --metrics off}): each writes a cell of its own ({@link PerThread}:
+ * plain counters and a plain HdrHistogram), and the readers merge the cells. (This was LongAdders and HdrHistogram's
+ * ConcurrentHistogram, whose every record is four atomic operations on memory every Worker writes.)
+ *
+ * <p>Threads: {@link #started}, {@link #finished}, {@link #bytesIn}, {@link #bytesOut} on any Worker; the readers on
+ * an admin request's Worker. A read while Workers write may see a request in one counter and not yet in another;
+ * Prometheus tolerates that.
  */
 public final class TrafficMetrics {
+    private static final long HIGHEST_MICROS = 3_600_000_000L;
+    private static final int DIGITS = 2;
+    // Counters of a cell: requests by status class 0-5, then these.
+    private static final int MESH_ERRORS = 6;
+    private static final int IN_FLIGHT = 7;
+    private static final int BYTES_IN = 8;
+    private static final int BYTES_OUT = 9;
+    private static final int COUNTERS = 10;
+
     private final String direction;
-    private final LongAdder[] byClass = new LongAdder[6];
-    private final LongAdder meshErrors = new LongAdder();
-    private final LongAdder inFlight = new LongAdder();
-    private final LongAdder bytesIn = new LongAdder();
-    private final LongAdder bytesOut = new LongAdder();
-    private final Histogram latencyMicros = new ConcurrentHistogram(3_600_000_000L, 2);
+    private final PerThread<Cell> cells = new PerThread<>(Cell::new);
+
+    /** One thread's share. */
+    private static final class Cell {
+        final long[] counts = new long[COUNTERS];
+        final Histogram latencyMicros = new Histogram(HIGHEST_MICROS, DIGITS);
+    }
 
     public TrafficMetrics(String direction) {
         this.direction = direction;
-        for (int i = 0; i < byClass.length; i++) {
-            byClass[i] = new LongAdder();
-        }
     }
 
     public String direction() {
@@ -30,49 +40,89 @@ public final class TrafficMetrics {
     }
 
     public void started() {
-        inFlight.increment();
+        add(IN_FLIGHT, 1);
     }
 
     /** @param meshError the sidecar itself produced the status (no capacity, peer unreachable...) */
     public void finished(int status, long startNanos, boolean meshError) {
-        inFlight.decrement();
-        byClass[Math.min(5, Math.max(0, status / 100))].increment();
-        if (meshError) {
-            meshErrors.increment();
+        long micros = Math.max(0, Math.min((System.nanoTime() - startNanos) / 1000, HIGHEST_MICROS));
+        Cell c = cells.get();
+        if (cells.isShared(c)) {
+            synchronized (c) {
+                finished(c, status, meshError, micros);
+            }
+        } else {
+            finished(c, status, meshError, micros);
         }
-        long micros = (System.nanoTime() - startNanos) / 1000;
-        latencyMicros.recordValue(Math.max(0, Math.min(micros, latencyMicros.getHighestTrackableValue())));
+    }
+
+    private static void finished(Cell c, int status, boolean meshError, long micros) {
+        PerThread.add(c.counts, IN_FLIGHT, -1);
+        PerThread.add(c.counts, Math.min(5, Math.max(0, status / 100)), 1);
+        if (meshError) {
+            PerThread.add(c.counts, MESH_ERRORS, 1);
+        }
+        c.latencyMicros.recordValue(micros);
     }
 
     public void bytesIn(long n) {
-        bytesIn.add(n);
+        add(BYTES_IN, n);
     }
 
     public void bytesOut(long n) {
-        bytesOut.add(n);
+        add(BYTES_OUT, n);
+    }
+
+    private void add(int counter, long n) {
+        Cell c = cells.get();
+        if (cells.isShared(c)) {
+            synchronized (c) {
+                PerThread.add(c.counts, counter, n);
+            }
+        } else {
+            PerThread.add(c.counts, counter, n);
+        }
+    }
+
+    private long sum(int counter) {
+        return cells.sum(c -> PerThread.read(c.counts, counter));
     }
 
     public long requests(int statusClass) {
-        return byClass[statusClass].sum();
+        return sum(statusClass);
     }
 
     public long meshErrors() {
-        return meshErrors.sum();
+        return sum(MESH_ERRORS);
     }
 
     public long inFlight() {
-        return inFlight.sum();
+        return sum(IN_FLIGHT);
     }
 
     public long bytesIn() {
-        return bytesIn.sum();
+        return sum(BYTES_IN);
     }
 
     public long bytesOut() {
-        return bytesOut.sum();
+        return sum(BYTES_OUT);
     }
 
+    /**
+     * The latency histogram (µs) of every Worker, merged into a new one: a snapshot, not a live view. A cell being
+     * written while it is copied may give a count or two that its total does not show yet.
+     */
     public Histogram latency() {
-        return latencyMicros;
+        Histogram merged = new Histogram(HIGHEST_MICROS, DIGITS);
+        cells.forEach(c -> {
+            if (cells.isShared(c)) {
+                synchronized (c) {
+                    merged.add(c.latencyMicros);
+                }
+            } else {
+                merged.add(c.latencyMicros);
+            }
+        });
+        return merged;
     }
 }

@@ -1,6 +1,7 @@
 package dev.weft.dataplane.observe;
 
 import dev.weft.dataplane.metrics.MeshTax;
+import dev.weft.dataplane.metrics.PerThread;
 import dev.weft.dataplane.metrics.PrometheusText;
 import dev.weft.dataplane.metrics.RouteMetrics;
 import io.netty.channel.EventLoopGroup;
@@ -18,7 +19,6 @@ import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
 
 /**
@@ -28,16 +28,17 @@ import java.util.function.LongSupplier;
  *
  * <p>Per request, on the Worker loop: {@link #start} allocates one {@link ObservedExchange}, matches the route (a
  * prefix scan), and with tracing on reads the caller's trace headers and writes the next hop's (two or three small
- * strings); {@link ObservedExchange#end} increments LongAdders and, for sampled or logged exchanges, enqueues the
- * record on lock-free bounded queues. No lock, no formatting, no I/O on the loop: spans and log lines are encoded
- * by their own threads.
+ * strings); {@link ObservedExchange#end} counts in the Worker's own cells ({@link PerThread}) and hands a sampled
+ * exchange to the span exporter through the Worker's own ring ({@link SpanRing}), a logged one to the access log's
+ * lock-free bounded queue. No lock, nothing written per request that another Worker writes, no formatting, no I/O
+ * on the loop: spans and log lines are encoded by their own threads.
  *
  * <p>Threads: exchange callbacks on Workers; {@link #open}/{@link #close} on the sidecar's lifecycle thread; the
  * "weft-observe" scheduler samples the mesh tax and recalibrates the span clock every second; rendering on an
  * admin request's Worker. Buffers: none; only header strings and counters are touched.
  */
 public final class Observability implements ExchangeObserver, AutoCloseable {
-    /** Spans queued for export at most; beyond, spans are dropped and counted. */
+    /** Spans waiting for export at most, per Worker; beyond, spans are dropped and counted. */
     public static final int SPAN_QUEUE = 16_384;
     public static final int SPAN_BATCH = 1_000;
     public static final Duration SPAN_FLUSH = Duration.ofSeconds(1);
@@ -52,9 +53,11 @@ public final class Observability implements ExchangeObserver, AutoCloseable {
     private final RouteMetrics routeMetrics;
     private final MeshTax meshTax;
     private final EpochClock clock = new EpochClock();
-    private final LongAdder tracesStarted = new LongAdder();
-    private final LongAdder tracesContinued = new LongAdder();
-    private final LongAdder spansSampled = new LongAdder();
+    /** Per Worker: traces started, continued, spans sampled (indexes below). */
+    private final PerThread<long[]> counts = new PerThread<>(() -> new long[3]);
+    private static final int TRACES_STARTED = 0;
+    private static final int TRACES_CONTINUED = 1;
+    private static final int SPANS_SAMPLED = 2;
     private ScheduledExecutorService scheduler;
 
     /**
@@ -129,11 +132,7 @@ public final class Observability implements ExchangeObserver, AutoCloseable {
                 routes.match(method, path), now, clock.epochMicros(now));
         if (propagation != null) {
             propagation.propagate(headers, x);
-            if (x.traceStarted) {
-                tracesStarted.increment();
-            } else {
-                tracesContinued.increment();
-            }
+            count(x.traceStarted ? TRACES_STARTED : TRACES_CONTINUED);
         }
         return x;
     }
@@ -145,13 +144,21 @@ public final class Observability implements ExchangeObserver, AutoCloseable {
                     .record(x.status, x.durationMicros(), x.bytesIn, x.bytesOut, Math.max(0, x.attempts - 1), x.error);
         }
         if (exporter != null && x.isSampled()) {
-            spansSampled.increment();
+            count(SPANS_SAMPLED);
             exporter.offer(x);
         }
         AccessLog log = x.direction == Direction.OUTBOUND ? outboundLog : inboundLog;
         if (log != null) {
             log.offer(x);
         }
+    }
+
+    private void count(int counter) {
+        PerThread.add(counts, counter, 1);
+    }
+
+    private long sum(int counter) {
+        return counts.sum(c -> PerThread.read(c, counter));
     }
 
     /** Appends this sidecar's observability metrics to /metrics. */
@@ -164,11 +171,11 @@ public final class Observability implements ExchangeObserver, AutoCloseable {
         }
         if (propagation != null) {
             p.counter("weft_traces_total", "Exchanges by trace origin: started here (no context arrived) or continued.",
-                    tracesStarted.sum(), "origin", "started");
-            p.counter("weft_traces_total", "", tracesContinued.sum(), "origin", "continued");
+                    sum(TRACES_STARTED), "origin", "started");
+            p.counter("weft_traces_total", "", sum(TRACES_CONTINUED), "origin", "continued");
         }
         if (exporter != null) {
-            p.counter("weft_spans_sampled_total", "Spans sampled for export.", spansSampled.sum());
+            p.counter("weft_spans_sampled_total", "Spans sampled for export.", sum(SPANS_SAMPLED));
             p.counter("weft_spans_exported_total", "Spans the collector accepted.", exporter.exported());
             p.counter("weft_spans_dropped_total", "Spans dropped, by reason (the export queue was full, or the"
                     + " collector failed or refused the batch).", exporter.droppedQueueFull(), "reason", "queue_full");

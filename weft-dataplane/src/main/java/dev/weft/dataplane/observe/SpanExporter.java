@@ -1,5 +1,6 @@
 package dev.weft.dataplane.observe;
 
+import dev.weft.dataplane.metrics.PerThread;
 import dev.weft.registry.http.SmallHttpClient;
 
 import java.net.URI;
@@ -13,9 +14,9 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * Sends finished, sampled exchanges as spans to a collector (the control plane, Zipkin, or an OTLP collector),
- * in batches, from its own thread. Worker loops only {@link #offer}: a lock-free enqueue that fails at once when the
- * queue is full, in which case the span is dropped and counted; a slow or dead collector therefore costs requests
- * nothing but their spans.
+ * in batches, from its own thread. Worker loops only {@link #offer}: two stores into the Worker's own ring
+ * ({@link SpanRing}), which fails at once when the ring is full, in which case the span is dropped and counted; a slow
+ * or dead collector therefore costs requests nothing but their spans. Every span is encoded here, off the loops.
  *
  * <p>Threads: {@link #offer} on any Worker; everything else on the "weft-span-exporter" daemon thread, which
  * blocks on HTTP (with timeouts) and nowhere else. The HTTP client is Weft's small Netty one (its own event loop,
@@ -29,7 +30,9 @@ final class SpanExporter implements AutoCloseable {
 
     private final URI endpoint;
     private final SpanEncoder encoder;
-    private final BoundedQueue<ObservedExchange> queue;
+    /** Each Worker's spans waiting; threads without a ring of their own share one, holding its monitor. */
+    private final PerThread<SpanRing> rings;
+    private final int capacity;
     private final int batchSize;
     private final long flushIntervalNanos;
     /**
@@ -55,7 +58,8 @@ final class SpanExporter implements AutoCloseable {
     SpanExporter(URI endpoint, SpanEncoder encoder, int capacity, int batchSize, Duration flushInterval) {
         this.endpoint = endpoint;
         this.encoder = encoder;
-        this.queue = new BoundedQueue<>(capacity);
+        this.rings = new PerThread<>(() -> new SpanRing(capacity));
+        this.capacity = capacity;
         this.batchSize = batchSize;
         this.flushIntervalNanos = flushInterval.toNanos();
         this.thread = Thread.ofPlatform().daemon().name("weft-span-exporter").unstarted(this::run);
@@ -65,9 +69,18 @@ final class SpanExporter implements AutoCloseable {
         thread.start();
     }
 
-    /** Worker loops: queue a finished exchange; never waits. */
+    /** Worker loops: hand over a finished exchange; never waits. */
     void offer(ObservedExchange x) {
-        if (!queue.offer(x)) {
+        SpanRing ring = rings.get();
+        boolean taken;
+        if (rings.isShared(ring)) {
+            synchronized (ring) {
+                taken = ring.offer(x);
+            }
+        } else {
+            taken = ring.offer(x);
+        }
+        if (!taken) {
             droppedQueueFull.increment();
         }
     }
@@ -79,12 +92,9 @@ final class SpanExporter implements AutoCloseable {
         while (true) {
             boolean stop = closing;
             long now = System.nanoTime();
-            int queued = queue.size();
+            int queued = queued();
             if (queued >= batchSize || (queued > 0 && (now - lastSend >= flushIntervalNanos || stop))) {
-                ObservedExchange x;
-                while (batch.size() < batchSize && (x = queue.poll()) != null) {
-                    batch.add(x);
-                }
+                rings.forEach(ring -> ring.drainTo(batch, batchSize - batch.size()));
                 send(batch);
                 batch.clear();
                 lastSend = System.nanoTime();
@@ -155,12 +165,14 @@ final class SpanExporter implements AutoCloseable {
         return batches.sum();
     }
 
+    /** Spans waiting, over every Worker's ring. */
     int queued() {
-        return queue.size();
+        return (int) rings.sum(SpanRing::size);
     }
 
+    /** Spans that may wait per Worker. */
     int capacity() {
-        return queue.capacity();
+        return capacity;
     }
 
     String lastError() {

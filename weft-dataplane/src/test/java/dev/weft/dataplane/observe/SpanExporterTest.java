@@ -1,0 +1,111 @@
+package dev.weft.dataplane.observe;
+
+import com.sun.net.httpserver.HttpServer;
+import dev.weft.dataplane.observe.ExchangeObserver.Direction;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The exporter against a small collector on a loopback port: spans handed over by several threads, each through a
+ * ring of its own, all arrive once, in batches; a thread whose ring is full drops and counts instead of waiting.
+ */
+class SpanExporterTest {
+    private static final Pattern SPAN_ID = Pattern.compile("\"id\":\"([0-9a-f]{16})\"");
+    private HttpServer collector;
+    private final Set<String> received = ConcurrentHashMap.newKeySet();
+    private final AtomicInteger posts = new AtomicInteger();
+    private SpanExporter exporter;
+
+    private URI start() throws Exception {
+        collector = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+        collector.createContext("/api/v2/spans", ex -> {
+            String body = new String(ex.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
+            Matcher m = SPAN_ID.matcher(body);
+            while (m.find()) {
+                received.add(m.group(1));
+            }
+            posts.incrementAndGet();
+            ex.sendResponseHeaders(202, -1);
+            ex.close();
+        });
+        collector.start();
+        return URI.create("http://127.0.0.1:" + collector.getAddress().getPort() + "/api/v2/spans");
+    }
+
+    @AfterEach
+    void stop() {
+        if (exporter != null) {
+            exporter.close();
+        }
+        if (collector != null) {
+            collector.stop(0);
+        }
+    }
+
+    private static ObservedExchange span(long n) {
+        ObservedExchange x = new ObservedExchange(null, Direction.OUTBOUND, "consumer", "POST", "/", "/127.0.0.1:1",
+                RouteTable.DEFAULT, 1_000, 1_700_000_000_000_000L);
+        x.traceHi = 1;
+        x.traceLo = n;
+        x.spanId = n;
+        x.endNanos = 2_000;
+        x.status = 200;
+        return x;
+    }
+
+    @Test
+    void spansFromSeveralThreadsEachThroughItsOwnRingAllArriveOnceInBatches() throws Exception {
+        exporter = new SpanExporter(start(), SpanEncoder.named("zipkin"), 16_384, 100, Duration.ofMillis(200));
+        exporter.start();
+        int threads = 3;
+        int each = 2_000;
+        List<Thread> started = new ArrayList<>();
+        for (int i = 0; i < threads; i++) {
+            long first = i * (long) each + 1;
+            started.add(Thread.ofPlatform().start(() -> {
+                for (long k = first; k < first + each; k++) {
+                    exporter.offer(span(k));
+                }
+            }));
+        }
+        for (Thread t : started) {
+            t.join();
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() -> exporter.exported() == threads * each);
+        assertThat(received).hasSize(threads * each);
+        assertThat(exporter.droppedQueueFull()).isZero();
+        assertThat(exporter.queued()).isZero();
+        assertThat(posts.get()).as("batches of up to 100 spans, not a post per span").isBetween(threads * each / 100,
+                threads * each / 10);
+    }
+
+    @Test
+    void aThreadWhoseRingIsFullDropsAndCountsInsteadOfWaiting() throws Exception {
+        exporter = new SpanExporter(start(), SpanEncoder.named("zipkin"), 16, 1_000, Duration.ofSeconds(60));
+        // Not started: nothing drains, so the seventeenth span finds this thread's ring full.
+        for (int k = 1; k <= 17; k++) {
+            exporter.offer(span(k));
+        }
+        assertThat(exporter.queued()).isEqualTo(16);
+        assertThat(exporter.droppedQueueFull()).isEqualTo(1);
+        Thread other = Thread.ofPlatform().start(() -> exporter.offer(span(100)));
+        other.join();
+        assertThat(exporter.queued()).as("another thread's ring has room").isEqualTo(17);
+        assertThat(exporter.droppedQueueFull()).isEqualTo(1);
+    }
+}
