@@ -41,6 +41,9 @@ public final class Bench {
      * @param firstWarmup      extra unrecorded load right after a topology starts, before its first measured load:
      *                         fresh JVMs compile their hot code in their first tens of seconds, and that CPU would
      *                         otherwise be charged to the first load level
+     * @param jitSettle        at most this much more unrecorded load after a topology starts, in steps, until its
+     *                         proxies' JIT compilers use under {@link JitSettle#SETTLED_SHARE} of their CPU (zero: no
+     *                         such wait); see {@link JitSettle}
      * @param duration         each mesh measurement
      * @param hopConnections   connections of the saturated per-hop load
      * @param hopDuration      each per-hop measurement
@@ -59,7 +62,8 @@ public final class Bench {
      * @param out              progress lines; null for silence
      */
     public record Settings(Set<String> sections, List<String> planes, List<Integer> connections, int rounds,
-                           Duration warmup, Duration firstWarmup, Duration duration, int hopConnections,
+                           Duration warmup, Duration firstWarmup, Duration jitSettle, Duration duration,
+                           int hopConnections,
                            Duration hopDuration,
                            List<String> sidecarJvm, int loadThreads, Generator generator, List<Integer> capacities,
                            List<Integer> proxyThreads, Path results, boolean keepLogs,
@@ -217,9 +221,15 @@ public final class Bench {
                 try {
                     Duration duration = section.equals("hop") ? settings.hopDuration() : settings.duration();
                     Duration warmup = first ? settings.warmup().plus(settings.firstWarmup()) : settings.warmup();
+                    Duration unrecorded = warmup;
+                    if (first && !settings.jitSettle().isZero()) {
+                        JitSettle.Outcome settled = running.settleJit(c, settings.jitSettle());
+                        log.println(label + " round " + round + ": " + settled.describe());
+                        unrecorded = unrecorded.plus(settled.took());
+                    }
                     first = false;
                     ExperimentResult result = running.measure(c, warmup, duration);
-                    BenchRow row = BenchRow.of(section, plane, run.threads(), round, result);
+                    BenchRow row = BenchRow.of(section, plane, run.threads(), round, result, unrecorded);
                     rows.add(row);
                     progress(line(round, row));
                     if (row.errors() > 0) {

@@ -214,16 +214,18 @@ public final class BenchReport {
 
     static String meshTable(List<BenchRow> mesh) {
         StringBuilder t = new StringBuilder("| plane | threads | conns | QPS | ratio | p50 ms | p90 ms | p99 ms | max ms "
-                + "| errors | proxy CPU µs/req | control plane CPU µs/req | RSS consumer-side MiB | RSS provider-side MiB "
-                + "| link B/req | ready ms | off weights pp | machine busy % | load avg | generator CPU µs/req |\n");
-        t.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+                + "| errors | proxy CPU µs/req | of which JIT | control plane CPU µs/req | RSS consumer-side MiB "
+                + "| RSS provider-side MiB | link B/req | ready ms | warm-up s | off weights pp | machine busy % | load avg "
+                + "| generator CPU µs/req |\n");
+        t.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (BenchRow r : mesh) {
-            t.append(String.format(Locale.ROOT, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
+            t.append(String.format(Locale.ROOT, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
                     r.plane(), BenchRow.threadsLabel(r.threads()), r.connections(), f(r.qps(), 0),
                     f(r.ceilingRatio(), 2), f(r.p50Ms(), 1), f(r.p90Ms(), 1),
                     f(r.p99Ms(), 1), f(r.maxMs(), 1), r.errors(), f(r.proxyCpuUsPerReq(), 1),
-                    f(r.controlCpuUsPerReq(), 1), f(r.rssConsumerMiB(), 0),
-                    f(r.rssProviderMiB(), 0), f(r.linkBytesPerReq(), 0), f(r.readyMs(), 0), f(r.weightOffPct(), 1),
+                    f(r.jitCpuUsPerReq(), 1), f(r.controlCpuUsPerReq(), 1), f(r.rssConsumerMiB(), 0),
+                    f(r.rssProviderMiB(), 0), f(r.linkBytesPerReq(), 0), f(r.readyMs(), 0), f(r.warmupS(), 0),
+                    f(r.weightOffPct(), 1),
                     f(r.machineBusyPct(), 0), f(r.loadAverage(), 1), f(r.generatorCpuUsPerReq(), 1)));
         }
         return t.toString();

@@ -16,6 +16,8 @@ import java.util.function.ToDoubleFunction;
  * @param requests          answers and failures in the measured window
  * @param errors            failed requests (wrong status or body, connection, timeout)
  * @param proxyCpuUsPerReq  CPU of all the proxies' processes over the window, per request
+ * @param jitCpuUsPerReq    the part of it their JIT compilers used (0 for native proxies): a JVM's one-time cost
+ *                          that a long-running sidecar no longer pays, so a measurement is only steady when it is small
  * @param controlCpuUsPerReq CPU of Weft's control plane over the window, per request (it stores the spans the
  *                          sidecars send); NaN for planes without one
  * @param rssConsumerMiB    peak RSS of the consumer-side proxy
@@ -26,23 +28,28 @@ import java.util.function.ToDoubleFunction;
  * @param generatorCpuUsPerReq the load generator's (the bench's own process) CPU per request
  * @param generatorCores    the same in cores
  * @param readyMs           slowest proxy's time from process start to ready
+ * @param warmupS           unrecorded load on this topology before the window: warm-up, first warm-up and JIT
+ *                          settling together
  * @param weightOffPct      how far the providers' shares of the requests were from their weights' shares: the
  *                          largest difference, in percentage points (NaN with a single provider)
  */
 record BenchRow(String section, String plane, int threads, int round, int connections, double qps, double ceilingRatio,
                 double p50Ms, double p90Ms, double p99Ms, double maxMs, long requests, long errors,
-                double proxyCpuUsPerReq, double controlCpuUsPerReq, double rssConsumerMiB, double rssProviderMiB, double linkBytesPerReq,
+                double proxyCpuUsPerReq, double jitCpuUsPerReq, double controlCpuUsPerReq, double rssConsumerMiB, double rssProviderMiB, double linkBytesPerReq,
                 double machineBusyPct, double loadAverage, double generatorCpuUsPerReq, double generatorCores,
-                double readyMs, double weightOffPct, String error) {
+                double readyMs, double warmupS, double weightOffPct, String error) {
 
     static final double MIB = 1024.0 * 1024.0;
 
-    static BenchRow of(String section, String plane, int threads, int round, ExperimentResult result) {
+    /** @param warmup unrecorded load on this topology before the window (see {@code warmupS}) */
+    static BenchRow of(String section, String plane, int threads, int round, ExperimentResult result,
+                       java.time.Duration warmup) {
         LoadResult load = result.load();
         ExperimentResult.Figures f = result.figures();
         long requests = load.requests();
         boolean proxied = !f.proxies().isEmpty();
         double cpu = proxied && requests > 0 ? f.proxyCpu().toNanos() / 1_000.0 / requests : Double.NaN;
+        double jit = proxied && requests > 0 ? f.proxyJitCpu().toNanos() / 1_000.0 / requests : Double.NaN;
         double control = f.controlCpu() != null && requests > 0 ? f.controlCpu().toNanos() / 1_000.0 / requests
                 : Double.NaN;
         double rssConsumer = f.proxies().stream().filter(ExperimentResult.ProxyFigure::consumerSide)
@@ -56,14 +63,15 @@ record BenchRow(String section, String plane, int threads, int round, int connec
                 .mapToDouble(p -> Math.abs(p.share() - p.weightShare()) * 100).max().orElse(Double.NaN);
         return new BenchRow(section, plane, threads, round, load.connections(), load.qps(), load.ceilingRatio(),
                 load.latency().p50Ms(), load.latency().p90Ms(), load.latency().p99Ms(), load.latency().maxMs(),
-                requests, load.errors().total(), cpu, control, rssConsumer, rssProvider, link, f.machineBusy() * 100,
-                f.loadAverage(), load.cpuMicrosPerRequest(), load.cpuCores(), ready, weightOff, null);
+                requests, load.errors().total(), cpu, jit, control, rssConsumer, rssProvider, link,
+                f.machineBusy() * 100, f.loadAverage(), load.cpuMicrosPerRequest(), load.cpuCores(), ready,
+                warmup.toMillis() / 1000.0, weightOff, null);
     }
 
     static BenchRow failed(String section, String plane, int threads, int round, int connections, String error) {
         double n = Double.NaN;
-        return new BenchRow(section, plane, threads, round, connections, n, n, n, n, n, n, 0, 0, n, n, n, n, n, n,
-                ProcStats.loadAverage(), n, n, n, n, error);
+        return new BenchRow(section, plane, threads, round, connections, n, n, n, n, n, n, 0, 0, n, n, n, n, n, n, n,
+                ProcStats.loadAverage(), n, n, n, n, n, error);
     }
 
     boolean ok() {
@@ -85,11 +93,11 @@ record BenchRow(String section, String plane, int threads, int round, int connec
                 med(ok, BenchRow::ceilingRatio), med(ok, BenchRow::p50Ms), med(ok, BenchRow::p90Ms),
                 med(ok, BenchRow::p99Ms), med(ok, BenchRow::maxMs),
                 ok.stream().mapToLong(BenchRow::requests).sum(), ok.stream().mapToLong(BenchRow::errors).sum(),
-                med(ok, BenchRow::proxyCpuUsPerReq), med(ok, BenchRow::controlCpuUsPerReq), med(ok, BenchRow::rssConsumerMiB),
+                med(ok, BenchRow::proxyCpuUsPerReq), med(ok, BenchRow::jitCpuUsPerReq), med(ok, BenchRow::controlCpuUsPerReq), med(ok, BenchRow::rssConsumerMiB),
                 med(ok, BenchRow::rssProviderMiB), med(ok, BenchRow::linkBytesPerReq),
                 med(ok, BenchRow::machineBusyPct), med(ok, BenchRow::loadAverage),
                 med(ok, BenchRow::generatorCpuUsPerReq), med(ok, BenchRow::generatorCores), med(ok, BenchRow::readyMs),
-                med(ok, BenchRow::weightOffPct), null);
+                med(ok, BenchRow::warmupS), med(ok, BenchRow::weightOffPct), null);
     }
 
     /** Median of the known values; NaN when none is known. */
@@ -110,9 +118,9 @@ record BenchRow(String section, String plane, int threads, int round, int connec
 
     static final List<String> CSV_HEADER = List.of("section", "plane", "proxy_threads", "round", "connections", "qps",
             "ceiling_ratio", "p50_ms", "p90_ms", "p99_ms", "max_ms", "requests", "errors", "proxy_cpu_us_per_req",
-            "control_cpu_us_per_req",
+            "jit_cpu_us_per_req", "control_cpu_us_per_req",
             "rss_consumer_side_mib", "rss_provider_side_max_mib", "link_bytes_per_req", "machine_busy_pct",
-            "load_avg_1m", "generator_cpu_us_per_req", "generator_cores", "ready_ms", "weight_off_pct", "error");
+            "load_avg_1m", "generator_cpu_us_per_req", "generator_cores", "ready_ms", "warmup_s", "weight_off_pct", "error");
 
     List<String> csv() {
         List<String> cells = new ArrayList<>(List.of(section, plane, threadsLabel(threads), Integer.toString(round),
@@ -122,8 +130,9 @@ record BenchRow(String section, String plane, int threads, int round, int connec
         }
         cells.add(Long.toString(requests));
         cells.add(Long.toString(errors));
-        for (double v : new double[] {proxyCpuUsPerReq, controlCpuUsPerReq, rssConsumerMiB, rssProviderMiB, linkBytesPerReq,
-                machineBusyPct, loadAverage, generatorCpuUsPerReq, generatorCores, readyMs, weightOffPct}) {
+        for (double v : new double[] {proxyCpuUsPerReq, jitCpuUsPerReq, controlCpuUsPerReq, rssConsumerMiB, rssProviderMiB,
+                linkBytesPerReq, machineBusyPct, loadAverage, generatorCpuUsPerReq, generatorCores, readyMs, warmupS,
+                weightOffPct}) {
             cells.add(num(v));
         }
         cells.add(error == null ? "" : error);

@@ -401,6 +401,18 @@ public final class Experiment implements AutoCloseable {
         }
     }
 
+    /**
+     * Loads the running topology in {@link JitSettle#STEP}s, unrecorded, until its proxies' JIT compilers settle or
+     * {@code cap} is spent (see {@link JitSettle}); at once for proxies without a JIT.
+     */
+    public JitSettle.Outcome settleJit(int connections, Duration cap) throws InterruptedException {
+        LoadGenerator.Settings step = new LoadGenerator.Settings(target(), connections, JitSettle.STEP, Duration.ZERO,
+                settings.loadTimeout(), settings.loadThreads(),
+                settings.shape() == Shape.HOP ? Duration.ZERO : settings.providerDelay(), null);
+        return JitSettle.run(JitSettle.Meter.of(topology.proxies()), cap,
+                () -> settings.generator().run(step, new LoadGenerator.PhaseListener() {}, runDir));
+    }
+
     private Path createRunDir() throws ExperimentException {
         try {
             if (settings.runDir() != null) {

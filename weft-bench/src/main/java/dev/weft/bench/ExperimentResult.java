@@ -41,6 +41,11 @@ public record ExperimentResult(LoadResult load, List<ProviderShare> providers, P
             return proxies.stream().map(ProxyFigure::cpu).reduce(java.time.Duration.ZERO, java.time.Duration::plus);
         }
 
+        /** The part of {@link #proxyCpu()} that the proxies' JIT compilers used (zero for native proxies). */
+        public java.time.Duration proxyJitCpu() {
+            return proxies.stream().map(ProxyFigure::jitCpu).reduce(java.time.Duration.ZERO, java.time.Duration::plus);
+        }
+
         public boolean linkKnown() {
             return linkBytesRequests >= 0 && linkBytesAnswers >= 0;
         }
@@ -49,11 +54,12 @@ public record ExperimentResult(LoadResult load, List<ProviderShare> providers, P
     /**
      * @param consumerSide  whether this is the consumer-side proxy (else a provider-side one)
      * @param cpu           user + system CPU of its process tree during the window
+     * @param jitCpu        the part of {@code cpu} spent by JIT compiler threads (zero for native proxies)
      * @param peakRssBytes  peak resident memory since it started (VmHWM, summed over its processes)
      * @param ready         from process start to ready
      */
-    public record ProxyFigure(String name, boolean consumerSide, long pid, java.time.Duration cpu, long peakRssBytes,
-                              java.time.Duration ready) {}
+    public record ProxyFigure(String name, boolean consumerSide, long pid, java.time.Duration cpu,
+                              java.time.Duration jitCpu, long peakRssBytes, java.time.Duration ready) {}
 
     /**
      * @param served      answers the provider sent during the measured window (from its {@code /stats}), or -1 if

@@ -50,6 +50,42 @@ final class ProcStats {
     }
 
     /**
+     * User plus system CPU time, in nanoseconds, of the JIT compiler threads (HotSpot's {@code C1 CompilerThread}
+     * and {@code C2 CompilerThread}) of the process and its live descendants; 0 for a process with none (nginx,
+     * HAProxy). A JVM keeps compiling for a minute or more after its first load on a busy 2-core machine, and that
+     * CPU is a one-time cost of the process, not a cost per request: the bench reports it on its own.
+     */
+    static long treeJitCpuNanos(long pid) {
+        long ticks = 0;
+        for (long p : tree(pid)) {
+            ticks += jitTicks(p);
+        }
+        return ticks * (1_000_000_000L / TICKS_PER_SECOND);
+    }
+
+    private static long jitTicks(long pid) {
+        Path tasks = PROC.resolve(Long.toString(pid)).resolve("task");
+        long ticks = 0;
+        try (var threads = Files.newDirectoryStream(tasks)) {
+            for (Path thread : threads) {
+                String stat = read(thread.resolve("stat"));
+                if (stat != null && isJitThread(stat)) {
+                    ticks += parseCpuTicks(stat).orElse(0);
+                }
+            }
+        } catch (IOException | RuntimeException gone) {
+            // The process exited between the listing and the read.
+        }
+        return ticks;
+    }
+
+    /** Whether a thread's stat line names a HotSpot compiler thread ({@code (C2 CompilerThre)}: comm is cut at 15). */
+    static boolean isJitThread(String stat) {
+        int open = stat.indexOf('(');
+        return open >= 0 && (stat.startsWith("C1 CompilerThre", open + 1) || stat.startsWith("C2 CompilerThre", open + 1));
+    }
+
+    /**
      * utime + stime of one process (all its threads, live and exited), from {@code /proc/PID/stat}. The command
      * name in field 2 may hold spaces and parentheses, so fields are counted from the last ')'.
      */

@@ -16,7 +16,7 @@ import java.util.function.Consumer;
 /**
  * Reads everything an {@link ExperimentResult} reports besides the load, just before and just after the measured
  * window: each provider's {@code served} counter (its {@code /stats}), the proxies' and the control plane's CPU
- * time, the proxies' peak memory, the machine's CPU time and the bytes on the proxies' link.
+ * time (and the proxies' JIT compilers' share of it), the proxies' peak memory, the machine's CPU time and the bytes on the proxies' link.
  *
  * <p>Thread: called by the load generator on the thread that runs the load, before and after the window; read
  * afterwards on the same thread.
@@ -31,6 +31,8 @@ final class WindowSampler implements LoadGenerator.PhaseListener {
     private final Map<String, Long> servedAfter = new LinkedHashMap<>();
     private final long[] cpuBefore;
     private final long[] cpuAfter;
+    private final long[] jitBefore;
+    private final long[] jitAfter;
     private final long[] peakRss;
     private Map<String, LinkBytes.Counters> linkBefore;
     private Map<String, LinkBytes.Counters> linkAfter;
@@ -52,6 +54,8 @@ final class WindowSampler implements LoadGenerator.PhaseListener {
         int proxies = topology.proxies().size();
         this.cpuBefore = new long[proxies];
         this.cpuAfter = new long[proxies];
+        this.jitBefore = new long[proxies];
+        this.jitAfter = new long[proxies];
         this.peakRss = new long[proxies];
     }
 
@@ -63,6 +67,7 @@ final class WindowSampler implements LoadGenerator.PhaseListener {
         loadAverage = ProcStats.loadAverage();
         machineBefore = ProcStats.machineCpu();
         for (int i = 0; i < cpuBefore.length; i++) {
+            jitBefore[i] = ProcStats.treeJitCpuNanos(topology.proxies().get(i).pid());
             cpuBefore[i] = ProcStats.treeCpuNanos(topology.proxies().get(i).pid());
         }
         controlCpuBefore = controlPid < 0 ? 0 : ProcStats.treeCpuNanos(controlPid);
@@ -72,6 +77,7 @@ final class WindowSampler implements LoadGenerator.PhaseListener {
     public void measurementEnded() {
         for (int i = 0; i < cpuAfter.length; i++) {
             cpuAfter[i] = ProcStats.treeCpuNanos(topology.proxies().get(i).pid());
+            jitAfter[i] = ProcStats.treeJitCpuNanos(topology.proxies().get(i).pid());
         }
         controlCpuAfter = controlPid < 0 ? 0 : ProcStats.treeCpuNanos(controlPid);
         machineAfter = ProcStats.machineCpu();
@@ -88,7 +94,8 @@ final class WindowSampler implements LoadGenerator.PhaseListener {
             DataPlane.Proxy p = topology.proxies().get(i);
             boolean consumerSide = i == cpuBefore.length - 1;
             proxies.add(new ExperimentResult.ProxyFigure(p.name(), consumerSide, p.pid(),
-                    Duration.ofNanos(Math.max(0, cpuAfter[i] - cpuBefore[i])), peakRss[i], p.ready()));
+                    Duration.ofNanos(Math.max(0, cpuAfter[i] - cpuBefore[i])),
+                    Duration.ofNanos(Math.max(0, jitAfter[i] - jitBefore[i])), peakRss[i], p.ready()));
         }
         LinkBytes.Delta link = topology.linkPorts().isEmpty() ? LinkBytes.Delta.UNKNOWN
                 : LinkBytes.delta(linkBefore, linkAfter);

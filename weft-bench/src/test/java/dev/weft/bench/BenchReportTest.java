@@ -20,12 +20,12 @@ class BenchReportTest {
 
     private static BenchRow row(String plane, int round, int conns, double qps, double p99, double cpu, double link) {
         return new BenchRow("mesh", plane, DataPlane.OWN_DEFAULT_THREADS, round, conns, qps, qps / (conns / 0.05), 60, 80, p99, p99 + 10, 1000, 0,
-                cpu, 12, 40, 30, link, 90, 1.5, 100, 0.5, 250, 2.0, null);
+                cpu, 2, 12, 40, 30, link, 90, 1.5, 100, 0.5, 250, 50, 2.0, null);
     }
 
     private Bench.Settings settings() {
         return new Bench.Settings(Set.of("mesh"), List.of("weft", "weft-http1", "haproxy"), List.of(128, 512), 3,
-                Duration.ofSeconds(1), Duration.ZERO, Duration.ofSeconds(2), 16, Duration.ofSeconds(2), List.of("-Xmx64m"), 1,
+                Duration.ofSeconds(1), Duration.ZERO, Duration.ZERO, Duration.ofSeconds(2), 16, Duration.ofSeconds(2), List.of("-Xmx64m"), 1,
                 Generator.BUILTIN, List.of(100, 200, 300), List.of(), dir, false, false, true, Experiment.WEFT_CLI_MAIN,
                 null);
     }
@@ -65,7 +65,7 @@ class BenchReportTest {
         assertThat(dir.resolve("rounds.csv")).content().startsWith(String.join(",", BenchRow.CSV_HEADER))
                 .hasLineCount(1 + 18);
         assertThat(dir.resolve("mesh.csv")).content().hasLineCount(1 + 6)
-                .contains("mesh,weft,default,3,512,7000,0.684,60,80,120,130,3000,0,45,12,40,30,150,90,1.5,100,0.5,250,2,");
+                .contains("mesh,weft,default,3,512,7000,0.684,60,80,120,130,3000,0,45,2,12,40,30,150,90,1.5,100,0.5,250,50,2,");
 
         String svg = java.nio.file.Files.readString(dir.resolve("mesh-chart.svg"));
         Document doc = DocumentBuilderFactory.newInstance().newDocumentBuilder()

@@ -35,4 +35,21 @@ class ProcStatsTest {
         assertThat(ProcStats.machineCpu().totalTicks()).isPositive();
         assertThat(ProcStats.loadAverage()).isNotNaN();
     }
+
+    @Test
+    void tellsTheJitCompilerThreadsFromTheOthers() {
+        assertThat(ProcStats.isJitThread("77 (C2 CompilerThre) S 1 2 3 0 -1 0 0 0 0 0 9 1 0 0 20 0 1 0 5 0 0")).isTrue();
+        assertThat(ProcStats.isJitThread("78 (C1 CompilerThre) S 1 2 3 0 -1 0 0 0 0 0 9 1 0 0 20 0 1 0 5 0 0")).isTrue();
+        assertThat(ProcStats.isJitThread("79 (weft-worker-3-1) S 1 2 3 0 -1 0 0 0 0 0 9 1 0 0 20 0 1 0 5 0 0")).isFalse();
+        assertThat(ProcStats.isJitThread("80 (nginx) S 1 2 3 0 -1 0 0 0 0 0 9 1 0 0 20 0 1 0 5 0 0")).isFalse();
+    }
+
+    @Test
+    void thisJvmHasCompiledSomethingByNowAndTheJitIsPartOfItsCpu() {
+        long self = ProcessHandle.current().pid();
+        long jit = ProcStats.treeJitCpuNanos(self);
+        assertThat(jit).isPositive();
+        assertThat(jit).isLessThanOrEqualTo(ProcStats.treeCpuNanos(self));
+        assertThat(ProcStats.treeJitCpuNanos(Long.MAX_VALUE)).isZero();
+    }
 }
