@@ -20,6 +20,10 @@ import java.util.Objects;
  * naming the problem is written and flushed, the channel is closed and all further input is dropped. Nothing is
  * thrown and {@code exceptionCaught} is never fired for bad input, so a peer cannot fill logs with stack traces.
  *
+ * <p>Header strings (method, authority, path, names and values that are not in the static table) are Strings of
+ * their own, owned by the frame: none refers to the buffer. One the peer sent recently on this connection is handed
+ * out again from a small bounded {@link StringCache} instead of being made anew.
+ *
  * <p>Threading: one instance per channel (it holds the partial frame), used only on that channel's event loop.
  *
  * <p>Ownership: bytes accumulate in a composite buffer so a large body is never copied while it arrives. A decoded
@@ -43,6 +47,8 @@ public final class WmpFrameDecoder extends ByteToMessageDecoder {
     private int cursor;
     /** Where header strings are copied to be decoded; grows to the longest string seen (under 64 KiB). */
     private byte[] scratch = new byte[256];
+    /** The peer sends the same authority, path and values on every request: those cost no new String. */
+    private final StringCache strings = new StringCache(StandardCharsets.UTF_8);
     private int blockEnd;
 
     public WmpFrameDecoder(WmpLimits limits, WmpCodecMetrics metrics) {
@@ -314,7 +320,7 @@ public final class WmpFrameDecoder extends ByteToMessageDecoder {
         }
         in.getBytes(cursor, scratch, 0, length);
         cursor += length;
-        return new String(scratch, 0, length, StandardCharsets.UTF_8);
+        return strings.get(scratch, 0, length);
     }
 
     /** Unsigned LEB128 of at most 3 bytes: no string can be longer than a header block, which is under 64 KiB. */

@@ -44,58 +44,71 @@ public final class WmpHeaders {
         return fields[checkIndex(index) * 2 + 1];
     }
 
-    /** Replaces every value of a field with one (appends it if absent). The name must be lower case. */
+    /**
+     * Replaces every value of a field with one (appends it if absent): the first field of that name takes the value
+     * where it stands, later ones are dropped. The name must be lower case.
+     */
     public WmpHeaders set(String name, String value) {
-        int w = 0;
-        boolean replaced = false;
-        for (int i = 0; i < size; i++) {
-            if (fields[i * 2].equals(name)) {
-                if (replaced) {
-                    continue; // drop later duplicates
-                }
-                replaced = true;
-                fields[w * 2] = name;
-                fields[w * 2 + 1] = value;
-            } else if (w != i) {
-                fields[w * 2] = fields[i * 2];
-                fields[w * 2 + 1] = fields[i * 2 + 1];
-            }
-            w++;
+        int first = indexOf(name);
+        if (first < 0) {
+            return add(name, value);
         }
-        for (int i = w; i < size; i++) {
-            fields[i * 2] = null;
-            fields[i * 2 + 1] = null;
-        }
-        size = w;
-        return replaced ? this : add(name, value);
+        fields[first * 2 + 1] = value;
+        removeFrom(first + 1, name);
+        return this;
     }
 
     /** Removes every value of a field; the name must be lower case. */
     public WmpHeaders remove(String name) {
-        int w = 0;
-        for (int i = 0; i < size; i++) {
+        int first = indexOf(name);
+        if (first >= 0) {
+            removeFrom(first, name);
+        }
+        return this;
+    }
+
+    /** Removes the field at {@code index}; those after it move up one place. */
+    public WmpHeaders removeAt(int index) {
+        checkIndex(index);
+        System.arraycopy(fields, index * 2 + 2, fields, index * 2, (size - index - 1) * 2);
+        size--;
+        fields[size * 2] = null;
+        fields[size * 2 + 1] = null;
+        return this;
+    }
+
+    /** Whether a field is present (the name lower case). */
+    public boolean contains(String name) {
+        return indexOf(name) >= 0;
+    }
+
+    /** Drops the fields named {@code name} at {@code from} and after, closing up the rest in order. */
+    private void removeFrom(int from, String name) {
+        int w = from;
+        for (int i = from; i < size; i++) {
             if (!fields[i * 2].equals(name)) {
                 fields[w * 2] = fields[i * 2];
                 fields[w * 2 + 1] = fields[i * 2 + 1];
                 w++;
             }
         }
-        for (int i = w; i < size; i++) {
-            fields[i * 2] = null;
-            fields[i * 2 + 1] = null;
-        }
+        Arrays.fill(fields, w * 2, size * 2, null); // the list must not keep dropped values reachable
         size = w;
-        return this;
+    }
+
+    private int indexOf(String name) {
+        for (int i = 0; i < size; i++) {
+            if (fields[i * 2].equals(name)) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     /** First value of a field, or null. */
     public String get(String name) {
-        for (int i = 0; i < size; i++) {
-            if (fields[i * 2].equals(name)) {
-                return fields[i * 2 + 1];
-            }
-        }
-        return null;
+        int i = indexOf(name);
+        return i < 0 ? null : fields[i * 2 + 1];
     }
 
     private int checkIndex(int index) {

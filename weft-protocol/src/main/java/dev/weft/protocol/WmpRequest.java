@@ -8,11 +8,6 @@ import io.netty.buffer.ByteBuf;
  */
 public record WmpRequest(int streamId, boolean endStream, String method, String authority, String path,
                          WmpHeaders headers, ByteBuf body) implements WmpFrame {
-    /** The same request on another stream (a sender builds it before it takes a stream id). */
-    public WmpRequest withStreamId(int id) {
-        return new WmpRequest(id, endStream, method, authority, path, headers, body);
-    }
-
     @Override
     public WmpFrameType type() {
         return WmpFrameType.REQUEST;

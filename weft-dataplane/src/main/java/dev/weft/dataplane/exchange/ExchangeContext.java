@@ -149,4 +149,12 @@ public abstract sealed class ExchangeContext extends DeadlineTimer.Entry permits
 
     /** Whether an answer has started downstream. */
     public abstract boolean relayed();
+
+    /** Gives back the current attempt's endpoint slot, if it holds one. */
+    void releaseSlot() {
+        if (endpoint != null) {
+            cluster.release(endpoint);
+            endpoint = null;
+        }
+    }
 }

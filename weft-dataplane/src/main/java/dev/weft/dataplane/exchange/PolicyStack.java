@@ -8,7 +8,6 @@ import dev.weft.dataplane.metrics.SidecarMetrics;
 import dev.weft.dataplane.metrics.TrafficMetrics;
 import dev.weft.dataplane.observe.ExchangeObserver;
 import dev.weft.dataplane.observe.ExchangeTrace;
-import dev.weft.dataplane.observe.HeaderAccess;
 import dev.weft.dataplane.outbound.CallerPhase;
 import dev.weft.dataplane.outbound.Destination;
 import dev.weft.dataplane.outbound.RoutePhase;
@@ -117,8 +116,7 @@ public final class PolicyStack {
     public ProxyExchange open(Downstream downstream, RequestHead head, String peer, String clientAddress) {
         long start = System.nanoTime();
         traffic.started();
-        ExchangeTrace trace = observer.start(direction, localService, head.method(), head.path(),
-                HeaderAccess.of(head.fields()), peer);
+        ExchangeTrace trace = observer.start(direction, localService, head.method(), head.path(), head, peer);
         return new ProxyExchange(this, downstream, head, start, trace, clientAddress);
     }
 

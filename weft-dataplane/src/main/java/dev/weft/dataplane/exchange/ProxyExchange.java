@@ -119,19 +119,21 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
     }
 
     @Override
-    public Future<?> admit() {
-        return Exchange.onLoop(loop(), () -> {
-            if (finished) {
-                return loop().newFailedFuture(ABANDONED);
-            }
-            Future<EndpointState> f = stack.balance().admit(this);
-            if (f.isDone()) {
-                admitted(f);
-            } else {
-                f.addListener(x -> admitted(f));
-            }
-            return f;
-        });
+    public Future<?> admit() { // on the loop (always, with the event-loop Collaborator) a step costs no lambda
+        return loop().inEventLoop() ? admitOnLoop() : Exchange.onLoop(loop(), this::admitOnLoop);
+    }
+
+    private Future<EndpointState> admitOnLoop() {
+        if (finished) {
+            return loop().newFailedFuture(ABANDONED);
+        }
+        Future<EndpointState> f = stack.balance().admit(this);
+        if (f.isDone()) {
+            admitted(f);
+        } else {
+            f.addListener(x -> admitted(f));
+        }
+        return f;
     }
 
     private void admitted(Future<EndpointState> f) {
@@ -148,19 +150,21 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
 
     @Override
     public Future<?> connect() {
-        return Exchange.onLoop(loop(), () -> {
-            if (finished || endpoint == null) {
-                return loop().newFailedFuture(ABANDONED);
-            }
-            EndpointState target = endpoint;
-            Future<UpstreamCall> f = stack.upstream().open(loop(), target.endpoint(), target.address(), this);
-            if (f.isDone()) {
-                connected(target, f);
-            } else {
-                f.addListener(x -> connected(target, f));
-            }
-            return f;
-        });
+        return loop().inEventLoop() ? connectOnLoop() : Exchange.onLoop(loop(), this::connectOnLoop);
+    }
+
+    private Future<UpstreamCall> connectOnLoop() {
+        if (finished || endpoint == null) {
+            return loop().newFailedFuture(ABANDONED);
+        }
+        EndpointState target = endpoint;
+        Future<UpstreamCall> f = stack.upstream().open(loop(), target.endpoint(), target.address(), this);
+        if (f.isDone()) {
+            connected(target, f);
+        } else {
+            f.addListener(x -> connected(target, f));
+        }
+        return f;
     }
 
     private void connected(EndpointState target, Future<UpstreamCall> f) {
@@ -177,14 +181,16 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
 
     @Override
     public Future<?> forward() {
-        return Exchange.onLoop(loop(), () -> {
-            if (finished || call == null) {
-                return loop().newFailedFuture(ABANDONED);
-            }
-            answered = loop().newPromise();
-            sendHead();
-            return answered;
-        });
+        return loop().inEventLoop() ? forwardOnLoop() : Exchange.onLoop(loop(), this::forwardOnLoop);
+    }
+
+    private Future<Void> forwardOnLoop() {
+        if (finished || call == null) {
+            return loop().newFailedFuture(ABANDONED);
+        }
+        answered = loop().newPromise();
+        sendHead();
+        return answered;
     }
 
     /**
@@ -470,13 +476,6 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
             UpstreamCall c = call;
             call = null;
             c.cancel();
-        }
-    }
-
-    private void releaseSlot() {
-        if (endpoint != null) {
-            cluster.release(endpoint);
-            endpoint = null;
         }
     }
 

@@ -18,7 +18,9 @@ final class RequestBody {
     /** A body up to this size that is already complete rides in the head's frame/write. */
     private static final int INLINE_LIMIT = 256 * 1024;
 
-    private final ArrayDeque<ByteBuf> pending = new ArrayDeque<>(2);
+    /** The oldest piece not yet sent, or null; the later ones queue in {@code more}, made for a second piece. */
+    private ByteBuf first;
+    private ArrayDeque<ByteBuf> more;
     private boolean complete;
     private int uncredited;
     private ByteBuf kept;
@@ -41,18 +43,32 @@ final class RequestBody {
             piece.release(); // nothing to carry, and no end to mark
             return;
         }
-        pending.add(piece);
+        if (first == null) {
+            first = piece; // most bodies come as one piece: no queue for them
+        } else {
+            if (more == null) {
+                more = new ArrayDeque<>(4);
+            }
+            more.add(piece);
+        }
+    }
+
+    /** Takes the oldest piece not yet sent, or null. */
+    private ByteBuf poll() {
+        ByteBuf p = first;
+        first = more == null ? null : more.poll();
+        return p;
     }
 
     /** Whether the body could be sent again whole: none of it was sent yet, a copy was kept, or it is empty. */
     boolean replayable(boolean attemptSent) {
-        return !attemptSent || kept != null || (complete && pending.isEmpty() && sent == 0);
+        return !attemptSent || kept != null || (complete && first == null && sent == 0);
     }
 
     /** Whether the whole body goes with the head: it is complete and one small piece, or was kept, or is empty. */
     boolean wholeForHead() {
-        return kept != null || complete && (pending.isEmpty()
-                || pending.size() == 1 && pending.peek().readableBytes() <= INLINE_LIMIT);
+        return kept != null || complete && (first == null
+                || (more == null || more.isEmpty()) && first.readableBytes() <= INLINE_LIMIT);
     }
 
     /**
@@ -63,10 +79,10 @@ final class RequestBody {
         if (kept != null) {
             return kept.retainedDuplicate(); // a retry resends the body kept from the first attempt
         }
-        if (!wholeForHead() || pending.isEmpty()) {
+        if (!wholeForHead() || first == null) {
             return Unpooled.EMPTY_BUFFER;
         }
-        ByteBuf body = pending.poll();
+        ByteBuf body = poll();
         if (keep) {
             kept = body.retainedDuplicate();
         }
@@ -81,9 +97,9 @@ final class RequestBody {
      */
     boolean pump(UpstreamCall call, TrafficMetrics traffic) {
         ByteBuf c;
-        while ((c = pending.peek()) != null && call.canSend()) {
-            pending.poll();
-            boolean last = complete && pending.isEmpty();
+        while ((c = first) != null && call.canSend()) {
+            poll();
+            boolean last = complete && first == null;
             int n = c.readableBytes();
             traffic.bytesIn(n);
             sent += n;
@@ -92,7 +108,7 @@ final class RequestBody {
             }
             call.sendData(c, last);
         }
-        return pending.isEmpty();
+        return first == null;
     }
 
     /** Bytes sent since the downstream was last credited; resets the count. */
@@ -108,7 +124,7 @@ final class RequestBody {
 
     void release() {
         ByteBuf c;
-        while ((c = pending.poll()) != null) {
+        while ((c = poll()) != null) {
             c.release();
         }
         if (kept != null) {

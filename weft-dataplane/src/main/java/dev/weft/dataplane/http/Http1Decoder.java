@@ -1,10 +1,12 @@
 package dev.weft.dataplane.http;
 
+import dev.weft.protocol.StringCache;
 import dev.weft.protocol.WmpHeaders;
 import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.ByteToMessageDecoder;
 
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 
 /**
@@ -19,7 +21,8 @@ import java.util.List;
  * previous read, so the body slices this passes on are views of the socket's buffer (no copy); bytes are copied only
  * when a line or a chunk-size was split across reads. Each complete line is copied once into a scratch array and
  * parsed there with table lookups (no per-line String, no per-byte bounds check of a ByteBuf); a header value costs
- * one String unless it is a common one ({@link Http1Grammar}). The three helpers are final classes made once per
+ * one String unless it is a common one ({@link Http1Grammar}) or one the connection sent recently
+ * ({@link StringCache}). The three helpers are final classes made once per
  * connection: no allocation per request, and no virtual call in their scanning loops.
  *
  * <p>Rejection: every rule broken emits one {@link Http1Messages.Rejected} and moves to a state that discards (and so
@@ -38,6 +41,8 @@ abstract class Http1Decoder extends ByteToMessageDecoder {
 
     static final String BARE_LF_MESSAGE = "a bare LF ends a line (expected CRLF at the end of every line)";
 
+    /** Names, values and paths the connection sent before cost no new String (bounded; see StringCache). */
+    final StringCache strings = new StringCache(StandardCharsets.ISO_8859_1);
     private final Http1LineReader lines = new Http1LineReader();
     private final Http1FieldParser head = new Http1FieldParser(this);
     private final Http1BodyFramer body = new Http1BodyFramer(lines, head);

@@ -2,8 +2,6 @@ package dev.weft.dataplane.http;
 
 import dev.weft.protocol.WmpHeaders;
 
-import java.nio.charset.StandardCharsets;
-
 import static dev.weft.dataplane.http.Http1Grammar.DIGIT;
 import static dev.weft.dataplane.http.Http1Grammar.FIELD;
 import static dev.weft.dataplane.http.Http1Grammar.HTAB;
@@ -23,8 +21,9 @@ import static dev.weft.dataplane.http.Http1Grammar.quote;
  * {@link Http1Decoder#rejection} has made it the answer its side gives).
  *
  * <p>One per decoder, reset by {@link #beginHead} for each head: nothing is allocated per request but the field list
- * and the Strings of its uncommon names and values. Header names not in {@link Http1Grammar}, the last few seen, are
- * kept per connection: a client sends the same custom names each time.
+ * and the Strings of names and values new to the connection. Names and values {@link Http1Grammar} does not know
+ * come from the decoder's {@link dev.weft.protocol.StringCache}: a client sends the same Host, custom names and most
+ * values on each request, and those then cost no String.
  *
  * <p>Thread: its decoder's, the connection's event loop; not thread safe. Buffers: none; it parses the line reader's
  * scratch array. The field list it builds passes to the head made of it ({@link #fields}).
@@ -33,8 +32,6 @@ final class Http1FieldParser {
     private static final byte[] CHUNKED = {'c', 'h', 'u', 'n', 'k', 'e', 'd'};
     private static final byte[] CLOSE = {'c', 'l', 'o', 's', 'e'};
     private static final byte[] KEEP_ALIVE = {'k', 'e', 'e', 'p', '-', 'a', 'l', 'i', 'v', 'e'};
-    private static final int NAME_CACHE = 16;
-    private static final int NAME_CACHE_MAX_LENGTH = 64;
 
     /** Asked, for each field a head keeps, whether it goes in the list (and told what it is). */
     private final Http1Decoder decoder;
@@ -51,9 +48,6 @@ final class Http1FieldParser {
     private String transferEncodingOther;
     private boolean connectionClose;
     private boolean connectionKeepAlive;
-
-    private byte[][] nameCacheBytes;
-    private String[] nameCacheNames;
 
     Http1FieldParser(Http1Decoder decoder) {
         this.decoder = decoder;
@@ -132,7 +126,7 @@ final class Http1FieldParser {
             return null; // validated only: trailers are dropped, and so are an interim answer's fields
         }
         Http1Grammar.Name known = Http1Grammar.lookup(a, 0, nameEnd, h);
-        String name = known != null ? known.name : unknownName(a, nameEnd, h);
+        String name = known != null ? known.name : unknownName(a, nameEnd);
         String value = null;
         if (vs == ve) {
             value = "";
@@ -140,7 +134,7 @@ final class Http1FieldParser {
             value = known.value(a, vs, ve - vs);
         }
         if (value == null) {
-            value = new String(a, vs, ve - vs, StandardCharsets.ISO_8859_1);
+            value = decoder.strings.get(a, vs, ve - vs);
         }
         int id = known == null ? Http1Grammar.ID_OTHER : known.id;
         switch (id) {
@@ -173,31 +167,12 @@ final class Http1FieldParser {
         return quote(l, 0, l.length);
     }
 
-    /** A lower-case String for a name {@link Http1Grammar} does not know; the last few are kept per connection. */
-    private String unknownName(byte[] a, int len, int hash) {
-        if (len > NAME_CACHE_MAX_LENGTH) {
-            return lower(a, len);
-        }
-        if (nameCacheBytes == null) {
-            nameCacheBytes = new byte[NAME_CACHE][];
-            nameCacheNames = new String[NAME_CACHE];
-        }
-        int slot = hash & (NAME_CACHE - 1);
-        byte[] cached = nameCacheBytes[slot];
-        if (cached != null && Http1Grammar.equalsLower(cached, a, 0, len)) {
-            return nameCacheNames[slot];
-        }
-        String s = lower(a, len);
-        nameCacheBytes[slot] = s.getBytes(StandardCharsets.ISO_8859_1);
-        nameCacheNames[slot] = s;
-        return s;
-    }
-
-    private static String lower(byte[] a, int len) {
+    /** A lower-case String for a name {@link Http1Grammar} does not know (a client sends the same ones each time). */
+    private String unknownName(byte[] a, int len) {
         for (int i = 0; i < len; i++) {
             a[i] = LOWER[a[i] & 0xFF]; // in place: the name's bytes are not read again
         }
-        return new String(a, 0, len, StandardCharsets.ISO_8859_1);
+        return decoder.strings.get(a, 0, len);
     }
 
     private void contentLength(byte[] a, int s, int e) {

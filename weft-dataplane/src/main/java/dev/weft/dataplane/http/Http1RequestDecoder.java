@@ -217,7 +217,7 @@ public final class Http1RequestDecoder extends Http1Decoder {
             return false;
         }
         if (a[ts] == '/') {
-            path = te - ts == 1 ? "/" : new String(a, ts, te - ts, StandardCharsets.ISO_8859_1);
+            path = te - ts == 1 ? "/" : strings.get(a, ts, te - ts);
             return true;
         }
         if (te - ts == 1 && a[ts] == '*') {

@@ -1,135 +1,88 @@
 package dev.weft.dataplane.http;
 
 import dev.weft.protocol.WmpHeaders;
-import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpHeaders;
-import io.netty.util.AsciiString;
 
+import java.util.HashSet;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Header rules a proxy must follow when it carries HTTP/1.1 across the mesh: hop-by-hop headers (RFC 9110 §7.6.1,
- * plus any named in Connection) stay on their hop; Host becomes the WMP authority; framing headers are rebuilt by
- * the receiving side; X-Forwarded-For and Via record the path.
+ * Header rules a proxy must follow when it carries a message to the next hop: hop-by-hop fields (RFC 9110 §7.6.1,
+ * plus any named in Connection) stay on their hop; Host travels as the authority, not as a field; Content-Length is
+ * kept (it is end to end, and lets the next hop send a fixed-length body), while each hop's codec writes its own
+ * framing; X-Forwarded-For and Via record the path.
+ *
+ * <p>The rules edit the message's own field list in place (names are lower case: WMP's decoder and Weft's HTTP/1.1
+ * decoders both make them so): no second list is made per message. Thread: any; stateless.
  */
 public final class ProxyHeaders {
     public static final String VIA_VALUE = "1.1 weft";
+    /** Via as the mesh's second sidecar forwards it (the first one's entry, then its own): a constant. */
+    private static final String VIA_TWICE = VIA_VALUE + ", " + VIA_VALUE;
 
     private static final Set<String> HOP_BY_HOP = Set.of(
             "connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade",
             "proxy-authenticate", "proxy-authorization", "expect");
 
-    private static final int LOWER_CACHE_MAX = 512;
-    /** Header name as received → lower case; shared by all Workers, bounded. */
-    private static final ConcurrentHashMap<String, String> LOWER = new ConcurrentHashMap<>();
-    /** The same for names that arrive as AsciiString (answers from Netty's decoder); bounded alike. */
-    private static final ConcurrentHashMap<AsciiString, String> LOWER_ASCII = new ConcurrentHashMap<>();
-
     private ProxyHeaders() {}
 
-    /** Receives the headers to forward; lets one filter feed either a WMP header list or HTTP/1.1 headers. */
-    @FunctionalInterface
-    public interface Sink {
-        void add(String name, String value);
-    }
-
     /**
-     * Passes the end-to-end headers of an HTTP/1.1 message to {@code sink}, as a proxy hop must: hop-by-hop headers
-     * and those named in Connection are dropped; Host is dropped from requests because it travels as the authority;
-     * Content-Length is kept (it is end to end and lets the next hop send a fixed-length body); this hop is added to
-     * Via, and for requests the client's address to X-Forwarded-For. Names are lower-cased.
+     * Makes a request's fields those to send to the next hop, once: hop-by-hop fields and those named in Connection
+     * are dropped, {@code clientAddress} (when not null) is appended to X-Forwarded-For, and this hop to Via. A
+     * retry sends the same head again: its fields were made ready by the first attempt and are not edited twice
+     * (which would name this hop twice in Via).
+     *
+     * @param clientAddress the original client's address, or null on the mesh's second hop
+     * @return the head's own field list, ready for the next hop
      */
-    public static void forward(HttpHeaders in, boolean request, String clientAddress, Sink sink) {
-        Filter f = new Filter(connectionTokens(in.get(HttpHeaderNames.CONNECTION)), request, sink);
-        for (Map.Entry<CharSequence, CharSequence> e : iterable(in)) {
-            f.accept(lower(e.getKey()), e.getValue());
+    public static WmpHeaders forwardRequest(RequestHead head, String clientAddress) {
+        if (!head.forwarded()) {
+            forward(head.fields(), true, clientAddress);
+            head.forwarded(true);
         }
-        f.finish(request ? clientAddress : null);
+        return head.fields();
     }
 
-    /**
-     * The same rules over a WMP header list (names already lower case: WMP's decoder and Weft's HTTP/1.1 decoder
-     * both make them so), into a new list for the next hop: a request's Host is not in the list (it travels as the
-     * authority).
-     */
-    public static WmpHeaders forward(WmpHeaders in, boolean request, String clientAddress) {
-        WmpHeaders out = new WmpHeaders(in.size() + 2);
-        Filter f = new Filter(connectionTokens(in.get("connection")), request, out::add);
-        for (int i = 0; i < in.size(); i++) {
-            f.accept(in.name(i), in.value(i));
-        }
-        f.finish(request ? clientAddress : null);
-        return out;
+    /** Makes an answer's fields those to send to the next hop: hop-by-hop fields dropped, this hop added to Via. */
+    public static void forwardAnswer(ResponseHead head) {
+        forward(head.fields(), false, null);
     }
 
-    /** One pass of the forwarding rules over a message's headers; see {@link #forward}. */
-    private static final class Filter {
-        private final Set<String> connectionTokens;
-        private final boolean request;
-        private final Sink sink;
-        private String xff;
-        private String via;
-
-        Filter(Set<String> connectionTokens, boolean request, Sink sink) {
-            this.connectionTokens = connectionTokens;
-            this.request = request;
-            this.sink = sink;
+    private static void forward(WmpHeaders f, boolean request, String clientAddress) {
+        Set<String> connectionTokens = connectionTokens(f.get("connection"));
+        String xff = null;
+        String via = null;
+        int i = 0;
+        while (i < f.size()) {
+            String name = f.name(i);
+            boolean drop = HOP_BY_HOP.contains(name) || (connectionTokens != null && connectionTokens.contains(name))
+                    || (request && name.equals("host"));
+            if (drop) {
+                f.removeAt(i);
+            } else if (name.equals("x-forwarded-for")) {
+                xff = xff == null ? f.value(i) : xff + ", " + f.value(i);
+                f.removeAt(i); // merged into the one X-Forwarded-For added at the end
+            } else if (name.equals("via")) {
+                via = via == null ? f.value(i) : via + ", " + f.value(i);
+                f.removeAt(i); // likewise
+            } else {
+                i++;
+            }
         }
-
-        void accept(String name, CharSequence value) {
-            if (HOP_BY_HOP.contains(name) || (connectionTokens != null && connectionTokens.contains(name))) {
-                return;
-            }
-            if (request && name.equals("host")) {
-                return;
-            }
-            if (name.equals("x-forwarded-for")) {
-                xff = xff == null ? value.toString() : xff + ", " + value;
-                return;
-            }
-            if (name.equals("via")) {
-                via = via == null ? value.toString() : via + ", " + value;
-                return;
-            }
-            sink.add(name, value.toString());
+        if (clientAddress != null) {
+            xff = xff == null ? clientAddress : xff + ", " + clientAddress;
         }
-
-        void finish(String clientAddress) {
-            if (clientAddress != null) {
-                sink.add("x-forwarded-for", xff == null ? clientAddress : xff + ", " + clientAddress);
-            } else if (xff != null) {
-                sink.add("x-forwarded-for", xff);
-            }
-            sink.add("via", via == null ? VIA_VALUE : via + ", " + VIA_VALUE);
+        if (xff != null) {
+            f.add("x-forwarded-for", xff);
         }
-    }
-
-    /** The forwarded headers as WMP headers. */
-    public static WmpHeaders toWmp(HttpHeaders in, boolean request, String clientAddress) {
-        WmpHeaders out = new WmpHeaders(in.size() + 2);
-        forward(in, request, clientAddress, out::add);
-        return out;
-    }
-
-    private static Iterable<Map.Entry<CharSequence, CharSequence>> iterable(HttpHeaders h) {
-        return h::iteratorCharSequence;
-    }
-
-    /** Copies WMP headers onto an HTTP/1.1 message being built for the next hop. */
-    public static void toHttp(WmpHeaders in, HttpHeaders out) {
-        for (int i = 0; i < in.size(); i++) {
-            out.add(in.name(i), in.value(i));
-        }
+        f.add("via", via == null ? VIA_VALUE : via.equals(VIA_VALUE) ? VIA_TWICE : via + ", " + VIA_VALUE);
     }
 
     private static Set<String> connectionTokens(String c) {
         if (c == null || c.isEmpty()) {
             return null;
         }
-        Set<String> tokens = new java.util.HashSet<>();
+        Set<String> tokens = new HashSet<>();
         for (String t : c.split(",")) {
             String s = t.trim().toLowerCase(Locale.ROOT);
             if (!s.isEmpty()) {
@@ -137,36 +90,5 @@ public final class ProxyHeaders {
             }
         }
         return tokens;
-    }
-
-    /**
-     * The lower-case form of a header name. Clients send the same few names on every request ("Host",
-     * "Content-Length"...), so their lower-case Strings are kept: a request then costs no new String per header.
-     * The cache stops growing at {@link #LOWER_CACHE_MAX} names, so random names cannot grow memory.
-     */
-    private static String lower(CharSequence name) {
-        if (name instanceof AsciiString a) {
-            // Netty's response decoder names headers with AsciiStrings: look them up as they are, so that a known
-            // name costs no String at all (AsciiString hashes its bytes; equal bytes are equal keys).
-            String cached = LOWER_ASCII.get(a);
-            if (cached != null) {
-                return cached;
-            }
-            String l = a.toString().toLowerCase(Locale.ROOT);
-            if (LOWER_ASCII.size() < LOWER_CACHE_MAX) {
-                LOWER_ASCII.putIfAbsent(a, l);
-            }
-            return l;
-        }
-        String s = name.toString();
-        String cached = LOWER.get(s);
-        if (cached != null) {
-            return cached;
-        }
-        String l = s.toLowerCase(Locale.ROOT); // the same instance when already lower case
-        if (l != s && LOWER.size() < LOWER_CACHE_MAX) {
-            LOWER.putIfAbsent(s, l);
-        }
-        return l;
     }
 }

@@ -1,5 +1,6 @@
 package dev.weft.dataplane.http;
 
+import dev.weft.dataplane.observe.HeaderAccess;
 import dev.weft.protocol.WmpHeaders;
 
 /**
@@ -8,17 +9,19 @@ import dev.weft.protocol.WmpHeaders;
  * only the codecs turn it into bytes. Host travels as {@link #authority()}, never as a field.
  *
  * <p>Framing ({@code content-length}, {@code transfer-encoding}) and {@code connection} stay in the list as received
- * so that the forwarding rules ({@link ProxyHeaders}) can see them; the next hop's codec rebuilds its own framing.
+ * so that the forwarding rules ({@link ProxyHeaders}) can see them; those rules then edit the list in place, before
+ * the first attempt is sent, and the next hop's codec rebuilds its own framing.
  *
  * <p>Thread: one Worker loop at a time; not thread safe.
  */
-public final class RequestHead {
+public final class RequestHead implements HeaderAccess {
     private final String method;
     private final String path;
     private String authority;
     private final WmpHeaders fields;
     private boolean keepAlive = true;
     private boolean expectContinue;
+    private boolean forwarded;
 
     /**
      * @param method    the method token as received (case sensitive, RFC 9110 §9.1)
@@ -55,8 +58,15 @@ public final class RequestHead {
     }
 
     /** First value of a field ({@code lowerName} lower case), or null. */
+    @Override
     public String get(String lowerName) {
         return fields.get(lowerName);
+    }
+
+    /** Replaces every value of a field with one ({@code lowerName} lower case). */
+    @Override
+    public void set(String lowerName, String value) {
+        fields.set(lowerName, value);
     }
 
     /** HTTP/1.1 only: whether the client's connection stays open after the answer (false for Connection: close). */
@@ -77,6 +87,15 @@ public final class RequestHead {
     public RequestHead expectContinue(boolean expectContinue) {
         this.expectContinue = expectContinue;
         return this;
+    }
+
+    /** Whether the forwarding rules already made the fields those for the next hop ({@link ProxyHeaders}). */
+    public boolean forwarded() {
+        return forwarded;
+    }
+
+    public void forwarded(boolean forwarded) {
+        this.forwarded = forwarded;
     }
 
     /** Whether the method's answer never has a body (HEAD). */

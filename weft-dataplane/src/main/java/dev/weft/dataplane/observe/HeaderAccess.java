@@ -1,39 +1,13 @@
 package dev.weft.dataplane.observe;
 
-import dev.weft.protocol.WmpHeaders;
-import io.netty.handler.codec.http.HttpHeaders;
-
-/** Read and write access to a request's headers, whether it arrived as HTTP/1.1 or as a WMP frame. */
+/**
+ * Read and write access to a request's headers, whether it arrived as HTTP/1.1 or as a WMP frame: Weft's
+ * {@code RequestHead} is one, so that giving its headers to the observer costs no wrapper per request.
+ */
 public interface HeaderAccess {
+    /** The first value of a field ({@code name} lower case), or null. */
     String get(String name);
 
+    /** Replaces every value of a field with one ({@code name} lower case). */
     void set(String name, String value);
-
-    static HeaderAccess of(HttpHeaders h) {
-        return new HeaderAccess() {
-            @Override
-            public String get(String name) {
-                return h.get(name);
-            }
-
-            @Override
-            public void set(String name, String value) {
-                h.set(name, value);
-            }
-        };
-    }
-
-    static HeaderAccess of(WmpHeaders h) {
-        return new HeaderAccess() {
-            @Override
-            public String get(String name) {
-                return h.get(name);
-            }
-
-            @Override
-            public void set(String name, String value) {
-                h.set(name, value);
-            }
-        };
-    }
 }

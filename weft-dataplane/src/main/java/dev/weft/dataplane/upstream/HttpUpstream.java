@@ -233,13 +233,14 @@ public final class HttpUpstream implements Upstream {
         public void sendHead(RequestHead in, String authority, String clientAddress, ByteBuf body, boolean endStream)
                 throws ExchangeError {
             // The fields filtered for this hop, then this hop's own framing: a fixed length when the whole body is
-            // here (cheaper for the upstream than chunks), the caller's Content-Length, or chunks.
-            WmpHeaders fields = ProxyHeaders.forward(in.fields(), true, clientAddress);
+            // here (cheaper for the upstream than chunks), the caller's Content-Length, or chunks. A retry's head
+            // still carries the framing the previous attempt chose: it is chosen afresh.
+            WmpHeaders fields = ProxyHeaders.forwardRequest(in, clientAddress).remove("transfer-encoding");
             if (endStream) {
-                if (body.isReadable() || fields.get("content-length") != null) {
+                if (body.isReadable() || fields.contains("content-length")) {
                     fields.set("content-length", Integer.toString(body.readableBytes()));
                 }
-            } else if (fields.get("content-length") == null) {
+            } else if (!fields.contains("content-length")) {
                 fields.set("transfer-encoding", "chunked");
                 chunked = true;
             }
@@ -380,8 +381,9 @@ public final class HttpUpstream implements Upstream {
         }
 
         /** The answer head with hop-by-hop fields dropped and this hop added to Via. */
-        private ResponseHead forwarded(ResponseHead in) {
-            return new ResponseHead(in.status(), ProxyHeaders.forward(in.fields(), false, null)).keepAlive(in.keepAlive());
+        private static ResponseHead forwarded(ResponseHead h) {
+            ProxyHeaders.forwardAnswer(h);
+            return h;
         }
 
         @Override

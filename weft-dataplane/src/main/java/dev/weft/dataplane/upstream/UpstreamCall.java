@@ -13,10 +13,10 @@ public interface UpstreamCall {
 
     /**
      * Sends the request head as received from the caller (Host travels as {@code authority}); the call applies the
-     * proxy header rules
-     * ({@code ProxyHeaders.forward}) for its own wire format. {@code clientAddress} goes into X-Forwarded-For (null
-     * when the caller is itself a proxy hop that already added it). {@code body} is the first chunk, or the whole
-     * body when {@code endStream}.
+     * proxy header rules to its fields ({@code ProxyHeaders.forwardRequest}, in place and once per exchange, so a
+     * retry's head is not edited twice) and writes them in its own wire format. {@code clientAddress} goes into
+     * X-Forwarded-For (null when the caller is itself a proxy hop that already added it). {@code body} is the first
+     * chunk, or the whole body when {@code endStream}.
      *
      * @throws ExchangeError when this link cannot carry the head (more fields or bytes than the peer accepts); nothing
      *                       was sent and {@code body} is released

@@ -12,7 +12,7 @@ public interface UpstreamListener {
 
     /**
      * The answer's head, with its first body chunk (the whole body when {@code endStream}). Its fields are already
-     * filtered for the next hop ({@code ProxyHeaders.forward}), and the listener owns them (it may edit them).
+     * filtered for the next hop ({@code ProxyHeaders.forwardAnswer}), and the listener owns them (it may edit them).
      */
     void onResponseHead(ResponseHead head, ByteBuf body, boolean endStream);
 

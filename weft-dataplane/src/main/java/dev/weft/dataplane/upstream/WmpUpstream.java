@@ -77,29 +77,30 @@ public final class WmpUpstream implements Upstream {
                 }
                 return;
             }
-            WmpHeaders fields = ProxyHeaders.forward(head.fields(), true, clientAddress);
-            WmpRequest request = new WmpRequest(0, endStream, head.method(), authority, head.path(), fields, body);
-            checkFits(request);
+            WmpHeaders fields = ProxyHeaders.forwardRequest(head, clientAddress);
+            checkFits(head, authority, fields, body);
             stream = session.openStream();
             stream.listener(this);
-            stream.sendHead(request.withStreamId(stream.id()), body.readableBytes(), endStream);
+            stream.sendHead(new WmpRequest(stream.id(), endStream, head.method(), authority, head.path(), fields, body),
+                    body.readableBytes(), endStream);
         }
 
         /**
          * A head the peer's decoder would refuse would make it close the whole connection, failing every other
-         * request on it: such a request is refused here instead, alone (431), before anything is sent.
+         * request on it: such a request is refused here instead, alone (431), before anything is sent (or a stream id
+         * taken).
          */
-        private void checkFits(WmpRequest r) throws ExchangeError {
-            WmpHeaders f = r.headers();
+        private void checkFits(RequestHead head, String authority, WmpHeaders f, ByteBuf body) throws ExchangeError {
             // An upper bound (a char is at most 3 bytes of UTF-8, a length at most 3 bytes): only past it is the exact
             // size worth walking the fields for, which the usual head never is.
-            int roughBlock = 3 * (r.path().length() + r.authority().length()) + 16;
+            int roughBlock = 3 * (head.path().length() + authority.length()) + 16;
             for (int i = 0; i < f.size(); i++) {
                 roughBlock += 3 * (f.name(i).length() + f.value(i).length()) + 6;
             }
-            int block = roughBlock <= limits.maxHeaderBlockBytes() ? 0 : WmpFrameEncoder.headerBlockSize(r);
+            int block = roughBlock <= limits.maxHeaderBlockBytes() ? 0 : WmpFrameEncoder.headerBlockSize(
+                    new WmpRequest(0, false, head.method(), authority, head.path(), f, body));
             if (f.size() > limits.maxHeaderFields() || block > limits.maxHeaderBlockBytes()) {
-                r.release();
+                body.release();
                 throw new ExchangeError(431, "headers-too-large", "request headers too large for the mesh link: "
                         + f.size() + " fields in " + (block > 0 ? block + " bytes" : "under " + roughBlock + " bytes")
                         + " (expected at most "
