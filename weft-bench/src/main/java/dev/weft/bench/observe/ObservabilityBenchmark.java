@@ -1,6 +1,7 @@
 package dev.weft.bench.observe;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.weft.dataplane.http.RequestHead;
 import dev.weft.dataplane.metrics.TrafficMetrics;
 import dev.weft.dataplane.observe.ExchangeObserver.Direction;
 import dev.weft.dataplane.observe.ExchangeTrace;
@@ -70,6 +71,8 @@ public class ObservabilityBenchmark {
     @State(Scope.Thread)
     public static class Head {
         final WmpHeaders fields = new WmpHeaders(8);
+        /** The exchange core gives the observer the request head itself (it is the {@link HeaderAccess}). */
+        final HeaderAccess access = new RequestHead("POST", "provider", "/", fields);
     }
 
     @Setup(Level.Trial)
@@ -111,7 +114,7 @@ public class ObservabilityBenchmark {
         }
         long start = System.nanoTime();
         traffic.started();
-        ExchangeTrace t = observability.start(direction, side, "POST", "/", HeaderAccess.of(h), "/127.0.0.1:40000");
+        ExchangeTrace t = observability.start(direction, side, "POST", "/", head.access, "/127.0.0.1:40000");
         t.routed("provider", null);
         t.admitted("provider", "provider-1", "127.0.0.1:7001");
         t.connected();
