@@ -157,7 +157,10 @@ public final class MeshPool implements AutoCloseable {
         return promise;
     }
 
-    /** Sends GOAWAY on every connection: used on drain so peers stop opening streams to us. */
+    /**
+     * Closes every outbound mesh connection, each on its own loop, when the sidecar closes. It sends no GOAWAY: these
+     * are connections this sidecar dialled, so no peer opens streams on them; the peers see the connection end.
+     */
     public void goAwayAll(String reason) {
         for (Map.Entry<EventLoop, Map<String, Slot[]>> e : perLoop.entrySet()) {
             e.getKey().execute(() -> {

@@ -23,7 +23,7 @@ public interface UpstreamListener {
 
     /**
      * The call ended abnormally. {@code refused}: the upstream never started on it (a draining peer), so it is safe
-     * to retry elsewhere; {@code answered}: whether part of an answer was already delivered.
+     * to retry elsewhere. Whether part of an answer was already relayed is the exchange's own state, not this call's.
      */
     void onReset(String reason, boolean refused);
 
