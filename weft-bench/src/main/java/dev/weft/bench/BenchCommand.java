@@ -22,7 +22,7 @@ import java.util.concurrent.Callable;
                 "side by side, the per-hop cost of each proxy, and the JMH microbenchmarks. Writes summary.md, CSV files",
                 "and mesh-chart.svg into a results folder. Missing peers (and wrk) are installed with apt-get when run as",
                 "root. The defaults (3 rounds, 5 s warm-up, 10 s per load) take about 35 minutes; --quick about 8.",
-                "'--profile issue12' runs issue 12's measuring conditions (about 13 minutes).",
+                "'--profile issue12' runs issue 12's measuring conditions (about 20 minutes; 40 at --proxy-threads 1,2).",
                 "'weft bench resilience' runs the fault scenarios instead (docs/resilience.md)."})
 public final class BenchCommand implements Callable<Integer> {
     static final String DEFAULT_PLANES = "direct,weft,weft-bare,weft-vt,weft-http1,nginx,haproxy,caddy";
