@@ -1,5 +1,6 @@
 package dev.weft.dataplane.downstream;
 
+import dev.weft.dataplane.http.Http1Grammar;
 import dev.weft.dataplane.mesh.MeshStream;
 import dev.weft.dataplane.metrics.Rejections;
 import dev.weft.dataplane.metrics.Rejections.Reason;
@@ -111,22 +112,9 @@ public final class WmpRequestValidator {
 
     // ---- the allow-lists ----
 
-    /** RFC 9110 tchar. */
-    static boolean isTchar(char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-                || (c < 0x80 && "!#$%&'*+-.^_`|~".indexOf(c) >= 0);
-    }
-
+    /** RFC 9110 token: the HTTP/1.1 decoders' allow-list ({@link Http1Grammar#TCHAR}). */
     static boolean isToken(String s) {
-        if (s.isEmpty()) {
-            return false;
-        }
-        for (int i = 0; i < s.length(); i++) {
-            if (!isTchar(s.charAt(i))) {
-                return false;
-            }
-        }
-        return true;
+        return Http1Grammar.all(s, Http1Grammar.TCHAR);
     }
 
     private static boolean isLowerToken(String s) {
@@ -175,61 +163,9 @@ public final class WmpRequestValidator {
         return true;
     }
 
-    /**
-     * {@code host[:port]}: a name of letters, digits, {@code - . _ ~} (an IPv4 address is one too) or a bracketed
-     * IPv6 address, then an optional port of 1 to 5 digits up to 65535. The same rule as the HTTP/1.1 listeners'.
-     */
+    /** {@code host[:port]}: the HTTP/1.1 listeners' rule ({@link Http1Grammar#validHost(String)}). */
     static boolean isHostPort(String a) {
-        int n = a.length();
-        int hostEnd;
-        if (n > 0 && a.charAt(0) == '[') {
-            hostEnd = a.indexOf(']') + 1;
-            if (hostEnd == 0 || !isIpv6Literal(a, 1, hostEnd - 1)) {
-                return false;
-            }
-        } else {
-            hostEnd = 0;
-            while (hostEnd < n && isHostChar(a.charAt(hostEnd))) {
-                hostEnd++;
-            }
-            if (hostEnd == 0) {
-                return false;
-            }
-        }
-        if (hostEnd == n) {
-            return true;
-        }
-        if (a.charAt(hostEnd) != ':' || n - hostEnd - 1 < 1 || n - hostEnd - 1 > 5) {
-            return false;
-        }
-        int port = 0;
-        for (int i = hostEnd + 1; i < n; i++) {
-            char c = a.charAt(i);
-            if (c < '0' || c > '9') {
-                return false;
-            }
-            port = port * 10 + (c - '0');
-        }
-        return port <= 65535;
-    }
-
-    private static boolean isHostChar(char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-                || c == '-' || c == '.' || c == '_' || c == '~';
-    }
-
-    /** Hex digits, 2 to 7 colons, and the dots of an embedded IPv4 address; no zone. */
-    private static boolean isIpv6Literal(String a, int from, int to) {
-        int colons = 0;
-        for (int i = from; i < to; i++) {
-            char c = a.charAt(i);
-            if (c == ':') {
-                colons++;
-            } else if (!(c == '.' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'))) {
-                return false;
-            }
-        }
-        return colons >= 2 && colons <= 7;
+        return Http1Grammar.validHost(a);
     }
 
     /**

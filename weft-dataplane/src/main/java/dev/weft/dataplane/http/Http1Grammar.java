@@ -18,9 +18,9 @@ import java.util.Map;
  *
  * <p>Immutable once built (in the class initialiser); safe on any thread.
  */
-final class Http1Grammar {
+public final class Http1Grammar {
     /** RFC 9110 tchar: the bytes of a token (method, header name, chunk extension name). */
-    static final int TCHAR = 1;
+    public static final int TCHAR = 1;
     /** VCHAR, 0x21-0x7E: a request target, an authority. */
     static final int VCHAR = 2;
     /** A field value byte: HTAB, SP, VCHAR, obs-text (0x80-0xFF). Also a reason phrase byte. */
@@ -140,6 +140,29 @@ final class Http1Grammar {
             i = (i + 1) & (NAMES.length - 1);
         }
         NAMES[i] = n;
+    }
+
+    /**
+     * Whether {@code s} is not empty and every char of it is a byte of class {@code cls}: the same allow-lists for
+     * text that arrives as Strings (WMP's fields) as for the bytes the HTTP/1.1 decoders scan.
+     */
+    public static boolean all(CharSequence s, int cls) {
+        if (s.isEmpty()) {
+            return false;
+        }
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c > 0xFF || !is((byte) c, cls)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** {@link #validHost(byte[], int, int)} for a String (a char beyond Latin-1 is never valid). */
+    public static boolean validHost(String a) {
+        byte[] b = a.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
+        return validHost(b, 0, b.length);
     }
 
     static boolean is(byte b, int cls) {
