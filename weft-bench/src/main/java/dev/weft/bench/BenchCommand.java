@@ -18,10 +18,11 @@ import java.util.concurrent.Callable;
 /** {@code weft bench}: every data plane side by side on the paper's experiment, per hop, and JMH. See docs/benchmarks.md. */
 @Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
         subcommands = ResilienceCommand.class,
-        description = {"Run the paper's mesh experiment with Weft, nginx, HAProxy, Caddy (as both sidecars) and direct",
-                "side by side, the per-hop cost of each proxy, and the JMH microbenchmarks. Writes summary.md, CSV files",
-                "and mesh-chart.svg into a results folder. Missing peers (and wrk) are installed with apt-get when run as",
-                "root. The defaults (3 rounds, 5 s warm-up, 10 s per load) take about 35 minutes; --quick about 8.",
+        description = {"Benchmark Weft against nginx, HAProxy and Caddy on the paper's experiment, side by side.",
+                "Runs the paper's mesh experiment with Weft, nginx, HAProxy, Caddy (as both sidecars) and direct side by "
+                + "side, the per-hop cost of each proxy, and the JMH microbenchmarks. Writes summary.md, CSV files and "
+                + "mesh-chart.svg into a results folder. Missing peers (and wrk) are installed with apt-get when run as "
+                + "root. The defaults (3 rounds, 5 s warm-up, 10 s per load) take about 35 minutes; --quick about 8.",
                 "'--profile issue12' runs issue 12's measuring conditions (about 20 minutes; 40 at --proxy-threads 1,2).",
                 "'weft bench resilience' runs the fault scenarios instead (docs/resilience.md)."})
 public final class BenchCommand implements Callable<Integer> {
@@ -79,7 +80,7 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--jit-settle", converter = DurationConverter.class, paramLabel = "TIME",
             description = "After a topology starts, up to this much more unrecorded load, in 5 s steps, until the "
-                    + "proxies' JIT compilers use under 5% of their CPU, so the window measures a warm proxy "
+                    + "proxies' JIT compilers use under 5%% of their CPU, so the window measures a warm proxy "
                     + "(default: 0s, none; --profile issue12: 120s).")
     Duration jitSettle;
 

@@ -10,8 +10,9 @@ import java.util.concurrent.Callable;
 
 /** {@code weft demo}: the paper's experiment on loopback, each component its own process. See docs/demo.md. */
 @Command(name = "demo", mixinStandardHelpOptions = true,
-        description = {"Start the paper's topology on 127.0.0.1 (control plane, 3 providers with weights 1:2:3, their",
-                "sidecars, the consumer and its sidecar), load the consumer, print the results and stop everything.",
+        description = {"Run the paper's experiment end to end on 127.0.0.1 and print its results.",
+                "Starts the paper's topology (control plane, 3 providers with weights 1:2:3, their sidecars, the "
+                + "consumer and its sidecar), loads the consumer, prints the results and stops everything.",
                 "Progress goes to stderr, the results block to stdout."})
 public final class DemoCommand implements Callable<Integer> {
     @Option(names = "--connections", defaultValue = "512", paramLabel = "N",

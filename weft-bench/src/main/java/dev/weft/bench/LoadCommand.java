@@ -10,8 +10,9 @@ import java.util.concurrent.Callable;
 
 /** {@code weft load}: drives any URL with the benchmark's requests and prints the results block. */
 @Command(name = "load", mixinStandardHelpOptions = true,
-        description = {"Closed-loop load like wrk: each connection POSTs random data and sends the next request",
-                "when the answer arrives. Answers must be 200 with body hashCode(data); anything else is an error.",
+        description = {"Closed-loop load like wrk, verifying every answer.",
+                "Each connection POSTs random data and sends the next request when the answer arrives. Answers must "
+                + "be 200 with body hashCode(data); anything else is an error.",
                 "Progress goes to stderr once a second, the results block to stdout."})
 public final class LoadCommand implements Callable<Integer> {
     @Option(names = "--url", required = true, paramLabel = "URL", description = "Target, e.g. http://127.0.0.1:8080/")

@@ -19,10 +19,11 @@ import java.util.concurrent.Callable;
 
 /** {@code weft bench resilience}: the fault scenarios of issue 4 on the paper's topology. See docs/resilience.md. */
 @Command(name = "resilience", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Run the resilience scenarios on the paper's topology with real processes: a provider 10x slower,",
-                "a provider app and a whole provider killed with SIGKILL, a burst above capacity, timeouts with a hung",
-                "provider, a policy change under load, a total outage, and unequal providers without weights against",
-                "weighted configurations. Writes resilience.md and resilience.csv. About 8 minutes at the defaults."})
+        description = {"Run the fault scenarios (slow, killed, overloaded, hung providers) on the paper's topology.",
+                "Real processes: a provider 10x slower, a provider app and a whole provider killed with SIGKILL, a "
+                + "burst above capacity, timeouts with a hung provider, a policy change under load, a total outage, "
+                + "and unequal providers without weights against weighted configurations. Writes resilience.md and "
+                + "resilience.csv. About 8 minutes at the defaults."})
 public final class ResilienceCommand implements Callable<Integer> {
 
     @Option(names = "--scenarios", split = ",", paramLabel = "LIST",

@@ -16,7 +16,10 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
+import java.io.IOException;
+import java.io.InputStream;
 import java.util.List;
+import java.util.Properties;
 
 /**
  * The {@code ./weft} command. Each subcommand lives in the module it runs (sidecar in the data plane, control in the
@@ -28,7 +31,7 @@ import java.util.List;
  * ({@code weft}, {@code weft --help}, {@code weft help sidecar}, a typo) gets them all, for the full usage and
  * picocli's "did you mean" suggestions.
  */
-@Command(name = "weft", mixinStandardHelpOptions = true, version = "weft 0.1.0",
+@Command(name = "weft", mixinStandardHelpOptions = true, versionProvider = WeftCli.Version.class,
         description = "Weft: a service mesh for the JVM.")
 public final class WeftCli implements Runnable {
     /** In the order the usage lists them. */
@@ -54,7 +57,26 @@ public final class WeftCli implements Runnable {
                 cli.addSubcommand(name, subcommand(name));
             }
         }
+        // Every subcommand has --version (mixinStandardHelpOptions); without a provider it printed nothing.
+        for (CommandLine sub : cli.getSubcommands().values()) {
+            sub.getCommandSpec().versionProvider(new Version());
+        }
         return cli;
+    }
+
+    /** The build's version, from the POM (resource filtering), never written by hand. */
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() throws IOException {
+            Properties p = new Properties();
+            try (InputStream in = WeftCli.class.getResourceAsStream("version.properties")) {
+                if (in != null) {
+                    p.load(in);
+                }
+            }
+            return new String[]{"weft " + p.getProperty("version", "(unknown: built without Maven)")
+                    + ", Java " + Runtime.version()};
+        }
     }
 
     /** A switch rather than a map of constructors: no other subcommand's class is even loaded. */

@@ -41,4 +41,36 @@ class WeftCliTest {
             assertThat(out.toString()).contains("  " + name + " ");
         }
     }
+
+    @Test
+    void everyCommandPrintsTheBuildsVersion() {
+        // The POM's version, filtered in at build time: digits, never the "unknown" fallback.
+        String expected = "weft \\d+\\.\\d+\\.\\d+[^,]*, Java .*\\R?";
+        for (String name : WeftCli.SUBCOMMANDS) {
+            if (name.equals("help")) {
+                continue;
+            }
+            StringWriter out = new StringWriter();
+            CommandLine cli = WeftCli.commandLine(name, "--version");
+            cli.setOut(new PrintWriter(out));
+            assertThat(cli.execute(name, "--version")).isZero();
+            assertThat(out.toString()).as(name).matches(expected);
+        }
+        StringWriter out = new StringWriter();
+        CommandLine root = WeftCli.commandLine("--version");
+        root.setOut(new PrintWriter(out));
+        assertThat(root.execute("--version")).isZero();
+        assertThat(out.toString()).matches(expected);
+    }
+
+    @Test
+    void theCommandListShowsEachDescriptionsWholeFirstSentence() {
+        // The command list shows only the first line of each description: it must be a whole sentence.
+        CommandLine cli = WeftCli.commandLine();
+        for (String name : WeftCli.SUBCOMMANDS) {
+            String[] description = cli.getSubcommands().get(name).getCommandSpec().usageMessage().description();
+            assertThat(description).as(name).isNotEmpty();
+            assertThat(description[0]).as(name).endsWith(".");
+        }
+    }
 }

@@ -2,6 +2,7 @@ package dev.weft.control;
 
 import dev.weft.control.trace.TraceApi;
 import dev.weft.registry.Endpoint;
+import dev.weft.registry.ServiceNames;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
@@ -51,7 +52,6 @@ import java.util.regex.Pattern;
  */
 final class ControlHttpHandler extends SimpleChannelInboundHandler<FullHttpRequest> {
     private static final System.Logger LOG = System.getLogger(ControlHttpHandler.class.getName());
-    private static final Pattern SERVICE_NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,252}");
     private static final Pattern ENDPOINT_ID = Pattern.compile("[A-Za-z0-9\\[][A-Za-z0-9._:@\\[\\]-]{0,252}");
     private static final byte[] HEARTBEAT = ControlJson.line(new ControlJson.Heartbeat("heartbeat"));
     static final String API_PREFIX = "/api/";
@@ -430,9 +430,8 @@ final class ControlHttpHandler extends SimpleChannelInboundHandler<FullHttpReque
     }
 
     private static String service(String name) {
-        if (!SERVICE_NAME.matcher(name).matches()) {
-            throw ControlException.badRequest("invalid service name '" + name
-                    + "' (expected letters, digits, '.', '_' or '-', starting with a letter or digit)");
+        if (!ServiceNames.isValid(name)) {
+            throw ControlException.badRequest("invalid service name '" + name + "' (expected " + ServiceNames.RULE + ")");
         }
         return name;
     }

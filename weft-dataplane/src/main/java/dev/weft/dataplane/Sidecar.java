@@ -5,6 +5,7 @@ import dev.weft.dataplane.admin.AdminServer.Reply;
 import dev.weft.dataplane.admin.ConfigPage;
 import dev.weft.dataplane.admin.MetricsPage;
 import dev.weft.dataplane.collab.Collaborator;
+import dev.weft.dataplane.inbound.AppHealth;
 import dev.weft.dataplane.inbound.InboundServer;
 import dev.weft.dataplane.inbound.LocalApp;
 import dev.weft.dataplane.mesh.MeshPool;
@@ -28,14 +29,13 @@ import dev.weft.registry.Registries;
 import dev.weft.registry.Registry;
 import dev.weft.registry.Watch;
 
-import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -77,7 +77,7 @@ public final class Sidecar implements AutoCloseable {
     private final PolicyUpdates policies;
     private Watch policyWatch;
     private volatile Registration registration;
-    private volatile boolean appAnswered;
+    private final AppHealth appHealth;
     private volatile boolean registeredOnce;
     private volatile boolean draining;
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -100,6 +100,7 @@ public final class Sidecar implements AutoCloseable {
         this.config = config;
         this.extraObserver = observer;
         this.policies = new PolicyUpdates(config.service(), this::applyPolicies);
+        this.appHealth = new AppHealth(config.app(), config.appHealth());
     }
 
     /** Binds every listener and starts registration in the background; returns the bound addresses. */
@@ -116,6 +117,8 @@ public final class Sidecar implements AutoCloseable {
         WmpLimits limits = WmpLimits.defaults();
         meshPool = new MeshPool(transport, limits, codecMetrics, config.meshConnectionsPerPeer(), 2000);
         router = new Router(registry, config.balancer(), config.queueSize(), config.queueTimeout(), 256);
+        long idle = Router.IDLE_AFTER.toMillis();
+        transport.manager().next().scheduleAtFixedRate(router::expireIdle, idle, idle, TimeUnit.MILLISECONDS);
 
         // The local app is a one-endpoint cluster: the same admission code (capacity + bounded queue) that protects
         // remote endpoints keeps the app under --capacity.
@@ -160,32 +163,37 @@ public final class Sidecar implements AutoCloseable {
         String adminAddress = (adminBound.getAddress() != null && adminBound.getAddress().isAnyLocalAddress()
                 ? advertised.getHostString() : adminBound.getHostString()) + ":" + adminBound.getPort();
         readinessThread = Thread.ofVirtual().name("weft-readiness")
-                .start(() -> awaitAppThenRegister(advertised, adminAddress));
+                .start(() -> followAppHealth(advertised, adminAddress));
         return Map.copyOf(bound);
     }
 
     /**
-     * Registers only once the app accepts connections: peers must not be sent to an instance that cannot answer.
+     * Registers only once the app answers its health check, then keeps checking it: when the app stops answering
+     * the endpoint is deregistered (callers' watches drop it within a second) and /ready turns 503; when it answers
+     * again it is registered again. Peers must not be sent to an instance that cannot answer.
      */
-    private void awaitAppThenRegister(InetSocketAddress advertised, String adminAddress) {
+    private void followAppHealth(InetSocketAddress advertised, String adminAddress) {
         long backoff = 50;
+        long interval = config.appHealth().interval().toMillis();
         while (!draining) {
-            try (Socket s = new Socket()) {
-                s.connect(config.app(), 1000);
-                appAnswered = true;
-                break;
-            } catch (IOException e) {
-                try {
-                    Thread.sleep(backoff);
-                } catch (InterruptedException ie) {
-                    return;
+            if (appHealth.check() && !draining) {
+                if (appHealth.isHealthy()) {
+                    register(advertised, adminAddress);
+                } else {
+                    deregister();
                 }
-                backoff = Math.min(1000, backoff * 2);
             }
+            try {
+                // Fast until the app first answers (start-up time is paid by every instance), then every interval.
+                Thread.sleep(appHealth.checksPassed() == 0 ? backoff : interval);
+            } catch (InterruptedException ie) {
+                return;
+            }
+            backoff = Math.min(interval, backoff * 2);
         }
-        if (draining) {
-            return;
-        }
+    }
+
+    private void register(InetSocketAddress advertised, String adminAddress) {
         String id = config.instanceId() != null ? config.instanceId()
                 : config.service() + "-" + advertised.getHostString() + "-" + advertised.getPort();
         registration = registry.register(new Endpoint(config.service(), id, advertised.getHostString(),
@@ -193,13 +201,35 @@ public final class Sidecar implements AutoCloseable {
                 config.leaseTtl());
     }
 
+    /** Stops the health checks, so that none re-registers the endpoint once draining has deregistered it. */
+    private void stopFollowingAppHealth() {
+        Thread t = readinessThread;
+        if (t != null) {
+            t.interrupt();
+            try {
+                t.join(2_000); // a check in progress ends within its timeout
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private void deregister() {
+        Registration r = registration;
+        registration = null;
+        if (r != null) {
+            r.close();
+        }
+    }
+
     /**
-     * Ready once the app answered and the registry accepted the registration. It stays ready through a registry
-     * outage (the data plane is healthy and keeps serving known endpoints; registry connectivity is reported in
-     * /metrics and /config instead), and stops being ready only when draining.
+     * Ready while the app passes its health check and once the registry has accepted the registration. It stays
+     * ready through a registry outage (the data plane is healthy and keeps serving known endpoints; registry
+     * connectivity is reported in /metrics and /config instead); it stops being ready when the app fails its
+     * health check and when draining.
      */
     public boolean isReady() {
-        if (draining || !appAnswered) {
+        if (draining || !appHealth.isHealthy()) {
             return false;
         }
         if (!registeredOnce) {
@@ -217,8 +247,9 @@ public final class Sidecar implements AutoCloseable {
         if (isReady()) {
             return Reply.text(200, "ready\n");
         }
-        String why = draining ? "draining" : !appAnswered ? "app at " + config.app().getHostString() + ":"
-                + config.app().getPort() + " not answering yet" : "registration with " + config.registryUrl() + " pending";
+        String why = draining ? "draining" : !appHealth.isHealthy() ? "app at " + config.app().getHostString() + ":"
+                + config.app().getPort() + " not healthy (" + appHealth.config().describe() + "; last: "
+                + appHealth.lastFailure() + ")" : "registration with " + config.registryUrl() + " pending";
         return Reply.text(503, "not ready: " + why + "\n");
     }
 
@@ -228,10 +259,8 @@ public final class Sidecar implements AutoCloseable {
      */
     public void drain() {
         draining = true;
-        Registration r = registration;
-        if (r != null) {
-            r.close();
-        }
+        stopFollowingAppHealth();
+        deregister();
         inbound.drain("sidecar draining");
         outbound.stopAccepting();
         long deadline = System.nanoTime() + config.drainTimeout().toNanos();

@@ -1,5 +1,6 @@
 package dev.weft.dataplane;
 
+import dev.weft.dataplane.inbound.AppHealth;
 import dev.weft.dataplane.observe.ExchangeObserver;
 import dev.weft.dataplane.observe.ObservabilityConfig;
 import dev.weft.dataplane.observe.RouteTable;
@@ -69,6 +70,22 @@ public final class SidecarCommand implements Callable<Integer> {
     @Option(names = "--capacity", paramLabel = "N", defaultValue = SidecarConfig.Defaults.CAPACITY,
             description = "Most requests in flight to the app; peers honour it too (default: ${DEFAULT-VALUE}; 0 = unlimited).")
     int capacity;
+
+    @Option(names = "--app-health", paramLabel = "PATH",
+            description = "Check the app with GET PATH (2xx/3xx = healthy) instead of a TCP connect; readiness and the registration follow the check (default: TCP connect).")
+    String appHealthPath;
+
+    @Option(names = "--app-health-interval", defaultValue = AppHealth.Config.DEFAULT_INTERVAL, converter = DurationConverter.class, paramLabel = "DURATION",
+            description = "How often the app is checked, and each check's timeout (default: ${DEFAULT-VALUE}).")
+    Duration appHealthInterval;
+
+    @Option(names = "--app-health-unhealthy", defaultValue = AppHealth.Config.DEFAULT_UNHEALTHY, paramLabel = "N",
+            description = "Failed checks in a row that take the instance out: /ready 503 and deregistered (default: ${DEFAULT-VALUE}).")
+    int appUnhealthyThreshold;
+
+    @Option(names = "--app-health-healthy", defaultValue = AppHealth.Config.DEFAULT_HEALTHY, paramLabel = "N",
+            description = "Passed checks in a row that bring it back (default: ${DEFAULT-VALUE}).")
+    int appHealthyThreshold;
 
     @Option(names = "--admin", converter = HostPortConverter.class, paramLabel = "HOST:PORT", defaultValue = SidecarConfig.Defaults.ADMIN,
             description = "HOST:PORT of the admin listener: /ready /live /config /metrics (default: ${DEFAULT-VALUE}).")
@@ -209,7 +226,9 @@ public final class SidecarCommand implements Callable<Integer> {
                 .admin(admin).registry(registry).weight(weight).capacity(capacity).queueSize(queueSize)
                 .queueTimeout(queueTimeout).leaseTtl(leaseTtl).balancer(balancer).collaborator(collaborator)
                 .meshProtocol(meshProtocol).meshConnectionsPerPeer(meshConnections).drainTimeout(drainTimeout)
-                .observability(observabilityConfig()).requestHeadTimeout(requestHeadTimeout);
+                .observability(observabilityConfig()).requestHeadTimeout(requestHeadTimeout)
+                .appHealth(new AppHealth.Config(appHealthPath, appHealthInterval, appHealthInterval,
+                        appUnhealthyThreshold, appHealthyThreshold));
         if (workers != null) {
             b.workers(workers);
         }

@@ -1,6 +1,7 @@
 package dev.weft.dataplane;
 
 import dev.weft.dataplane.balancing.Balancer;
+import dev.weft.dataplane.inbound.AppHealth;
 import dev.weft.dataplane.collab.Collaborator;
 import dev.weft.dataplane.observe.ObservabilityConfig;
 import dev.weft.dataplane.transport.Transport;
@@ -130,6 +131,7 @@ public final class SidecarConfig {
     private final Duration drainTimeout;
     private final ObservabilityConfig observability;
     private final Duration requestHeadTimeout;
+    private final AppHealth.Config appHealth;
 
     private SidecarConfig(Builder b) {
         service = Objects.requireNonNull(b.service, "service");
@@ -154,6 +156,7 @@ public final class SidecarConfig {
         drainTimeout = b.drainTimeout;
         observability = b.observability;
         requestHeadTimeout = b.requestHeadTimeout;
+        appHealth = b.appHealth;
     }
 
     /** A sidecar for {@code service} beside the app at {@code app}; every other setting has its default. */
@@ -272,6 +275,11 @@ public final class SidecarConfig {
         return requestHeadTimeout;
     }
 
+    /** How the local app is checked; readiness and registration follow it (inbound/AppHealth). */
+    public AppHealth.Config appHealth() {
+        return appHealth;
+    }
+
     /** Sets what differs from {@link Defaults}; names are parsed as they are set. Not thread-safe. */
     public static final class Builder {
         private final String service;
@@ -296,6 +304,7 @@ public final class SidecarConfig {
         private Duration drainTimeout = Durations.parse(Defaults.DRAIN_TIMEOUT);
         private ObservabilityConfig observability = ObservabilityConfig.defaults();
         private Duration requestHeadTimeout = Durations.parse(Defaults.REQUEST_HEAD_TIMEOUT);
+        private AppHealth.Config appHealth = AppHealth.Config.defaults();
 
         private Builder(String service, InetSocketAddress app) {
             this.service = Objects.requireNonNull(service, "service");
@@ -414,6 +423,11 @@ public final class SidecarConfig {
                         + " is negative (expected a duration, or zero for no limit)");
             }
             requestHeadTimeout = d;
+            return this;
+        }
+
+        public Builder appHealth(AppHealth.Config c) {
+            appHealth = Objects.requireNonNull(c, "appHealth");
             return this;
         }
 

@@ -2,6 +2,7 @@ package dev.weft.dataplane;
 
 import dev.weft.control.ControlPlane;
 import dev.weft.dataplane.http.Http1RequestDecoder;
+import dev.weft.dataplane.inbound.AppHealth;
 import dev.weft.dataplane.observe.ObservabilityConfig;
 
 import java.net.InetSocketAddress;
@@ -27,6 +28,8 @@ final class MeshFixture implements AutoCloseable {
     ObservabilityConfig observability = ObservabilityConfig.defaults();
     /** The HTTP/1.1 listeners' request-head timeout: the production default unless a test sets one before starting. */
     Duration requestHeadTimeout = Http1RequestDecoder.DEFAULT_HEAD_TIMEOUT;
+    /** How sidecars check their app: the production default unless a test sets one before starting them. */
+    AppHealth.Config appHealth = AppHealth.Config.defaults();
 
     MeshFixture(String collaborator) throws Exception {
         this(collaborator, "wmp");
@@ -69,7 +72,7 @@ final class MeshFixture implements AutoCloseable {
                 .queueSize(2048).queueTimeout(Duration.ofSeconds(10)).leaseTtl(Duration.ofSeconds(2))
                 .balancer("weighted-round-robin").collaborator(collaborator).workers(2).meshProtocol(meshProtocol)
                 .meshConnectionsPerPeer(2).drainTimeout(Duration.ofSeconds(5)).observability(observability)
-                .requestHeadTimeout(requestHeadTimeout).build();
+                .requestHeadTimeout(requestHeadTimeout).appHealth(appHealth).build();
         Sidecar s = new Sidecar(cfg);
         started.add(s);
         s.start();

@@ -25,6 +25,8 @@ final class TestApp implements AutoCloseable {
     final AtomicInteger inFlight = new AtomicInteger();
     final AtomicInteger maxInFlight = new AtomicInteger();
     final AtomicInteger served = new AtomicInteger();
+    /** Of {@link #served}, the sidecar's own health checks (User-Agent weft-health-check). */
+    final AtomicInteger healthChecks = new AtomicInteger();
     final Map<String, List<String>> lastHeaders = new ConcurrentHashMap<>();
     /** When non-zero, every answer has this status (a failing instance, for resilience tests). */
     volatile int forcedStatus;
@@ -96,6 +98,9 @@ final class TestApp implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
+            if ("weft-health-check".equals(ex.getRequestHeaders().getFirst("User-Agent"))) {
+                healthChecks.incrementAndGet();
+            }
             served.incrementAndGet();
             inFlight.decrementAndGet();
             ex.close();

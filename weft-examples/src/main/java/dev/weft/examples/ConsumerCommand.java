@@ -9,8 +9,8 @@ import java.util.concurrent.Callable;
 
 /** {@code weft consumer}: runs the paper's consumer until the process is terminated. */
 @Command(name = "consumer", mixinStandardHelpOptions = true,
-        description = {"Run the example consumer: POST / with data calls --provider-url with the same data and",
-                "answers with the provider's status and body (502 when the provider cannot be reached).",
+        description = {"Run the example consumer: POST / calls --provider-url with the same data.",
+                "It answers with the provider's status and body (502 when the provider cannot be reached).",
                 "GET /health answers 200."})
 public final class ConsumerCommand implements Callable<Integer> {
     @Option(names = "--listen", required = true, converter = HostPort.Converter.class, paramLabel = "HOST:PORT",

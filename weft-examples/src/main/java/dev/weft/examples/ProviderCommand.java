@@ -8,8 +8,8 @@ import java.util.concurrent.Callable;
 
 /** {@code weft provider}: runs one of the paper's providers until the process is terminated. */
 @Command(name = "provider", mixinStandardHelpOptions = true,
-        description = {"Run an example provider: POST / with data answers hashCode(data) after --delay-ms,",
-                "and more than --max-concurrency requests in flight are refused with 503.",
+        description = {"Run an example provider: POST / answers hashCode(data) after --delay-ms.",
+                "More than --max-concurrency requests in flight are refused with 503.",
                 "GET /health answers 200; GET /stats answers JSON counters."})
 public final class ProviderCommand implements Callable<Integer> {
     @Option(names = "--listen", required = true, converter = HostPort.Converter.class, paramLabel = "HOST:PORT",

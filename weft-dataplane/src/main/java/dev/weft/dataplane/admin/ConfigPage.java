@@ -10,6 +10,7 @@ import dev.weft.dataplane.outbound.Router;
 import dev.weft.dataplane.resilience.PolicyUpdates;
 import dev.weft.dataplane.resilience.ServicePolicy;
 import dev.weft.dataplane.transport.Transport;
+import dev.weft.registry.Registries;
 import dev.weft.registry.Registry;
 import dev.weft.registry.RegistryHealth;
 import dev.weft.registry.support.JsonValues;
@@ -73,7 +74,7 @@ public final class ConfigPage implements Supplier<Reply> {
         Map<String, String> bound = new LinkedHashMap<>();
         listeners.forEach((k, v) -> bound.put(k, str(v)));
         m.put("listeners", bound);
-        m.put("registry", config.registryUrl());
+        m.put("registry", Registries.redact(config.registryUrl()));
         m.put("weight", config.weight());
         m.put("capacity", config.capacity());
         m.put("queueSize", config.queueSize());

@@ -132,6 +132,8 @@ public final class MetricsPage implements Supplier<Reply> {
         p.gauge("weft_connections_open", "", meshPool.openConnections(), "kind", "mesh_outbound");
         p.counter("weft_mesh_connect_failures_total", "Failed dials to peer sidecars.", meshPool.connectFailures());
         p.counter("weft_retries_total", "Requests retried on another endpoint after a failed dial (nothing had been sent).", metrics.connectRetries.sum(), "reason", "connect_failure");
+        p.gauge("weft_upstream_services", "Destination services this sidecar watches now (--upstream ones and those named by Host).", router.clusters().size());
+        p.counter("weft_upstream_services_expired_total", "Destinations named by Host that were dropped, with their registry watch, after serving nothing for " + Router.IDLE_AFTER.toMinutes() + " to " + 2 * Router.IDLE_AFTER.toMinutes() + " minutes.", router.expiredClusters());
         for (Cluster c : router.clusters()) {
             p.gauge("weft_upstream_queue_depth", "Outbound requests waiting for capacity, per destination service.", c.queued(), "upstream", c.service());
         }

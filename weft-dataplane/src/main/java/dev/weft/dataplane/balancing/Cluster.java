@@ -59,6 +59,11 @@ public final class Cluster {
     private final LongAdder outboundShed = new LongAdder();
     /** Given to each endpoint: runs on whichever thread saw it go down (see {@link EndpointState#onDown}). */
     private final Runnable endpointDown = this::failWaitersIfAllDown;
+    /**
+     * Set by the first request after each {@link #idleSinceLastCheck}: a read per request, and a write only once
+     * per check period, so Workers on different cores do not pass this line back and forth.
+     */
+    private volatile boolean used = true;
     /** Sum of the endpoints' registered capacities, 0 if any has none (then unknown); set with the endpoints. */
     private volatile int capacity;
 
@@ -315,6 +320,9 @@ public final class Cluster {
      *                A waiter granted a slot later from the queue may still get it: by then it has waited anyway
      */
     public Future<EndpointState> acquire(EventExecutor loop, long hash, EndpointState exclude) {
+        if (!used) {
+            used = true;
+        }
         Promise<EndpointState> promise = loop.newPromise();
         List<EndpointState> eps = endpoints;
         if (eps.isEmpty() && known) {
@@ -369,6 +377,24 @@ public final class Cluster {
             drainWaiters();
         }
         return promise;
+    }
+
+    /**
+     * Whether no request asked for a slot since the previous call and none is in flight or waiting; starts the
+     * next period. For the Router's expiry of clusters nobody calls any more.
+     */
+    public boolean idleSinceLastCheck() {
+        boolean wasUsed = used;
+        used = false;
+        if (wasUsed || queued.get() > 0 || outboundLimit.inFlight() > 0) {
+            return false;
+        }
+        for (EndpointState e : endpoints) {
+            if (e.inFlight() > 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Gives a slot back and hands freed capacity to the oldest waiter. Any thread. */

@@ -2,6 +2,7 @@ package dev.weft.dataplane.outbound;
 
 import dev.weft.dataplane.balancing.Cluster;
 import dev.weft.dataplane.http.RequestHead;
+import dev.weft.registry.ServiceNames;
 
 import java.util.Locale;
 
@@ -41,7 +42,14 @@ public interface Destination {
                     throw new RouteException(400, "bad-request",
                             "missing Host header: name the destination service in Host (e.g. Host: provider)");
                 }
-                return routed(router, serviceOf(host));
+                String service = serviceOf(host);
+                // Checked before the Router sees it: a name the registry cannot hold would start a watch that
+                // never resolves and take one of the Router's slots for distinct destinations.
+                if (!ServiceNames.isValid(service)) {
+                    throw new RouteException(400, "bad-request", "Host '" + host + "' names no service: a service"
+                            + " name has " + ServiceNames.RULE);
+                }
+                return routed(router, service);
             }
 
             @Override

@@ -64,7 +64,7 @@ public final class OutboundServer implements AutoCloseable {
     public InetSocketAddress bind(InetSocketAddress address, String service) throws InterruptedException {
         Destination destination;
         if (service != null) {
-            router.cluster(service); // watch it now, so the first call does not wait for discovery
+            router.pin(service); // watch it now, so the first call does not wait for discovery
             destination = Destination.bound(router, service);
         } else {
             destination = Destination.byHost(router);

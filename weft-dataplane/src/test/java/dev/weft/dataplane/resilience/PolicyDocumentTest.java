@@ -2,6 +2,8 @@ package dev.weft.dataplane.resilience;
 
 import org.junit.jupiter.api.Test;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 
@@ -9,6 +11,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class PolicyDocumentTest {
+
+    @Test
+    void theExampleDocumentTheReadmeAppliesIsValid() throws Exception {
+        // The README's quick start runs `./weft apply -f examples/policies.yaml`: it must parse as it ships.
+        Path example = Path.of("..", "examples", "policies.yaml");
+        Map<String, ServicePolicy> p = PolicyDocument.parse(example.toString(), Files.readString(example));
+        assertThat(p).containsOnlyKeys("provider", "*");
+        assertThat(p.get("provider").timeout()).isEqualTo(Duration.ofSeconds(2));
+        assertThat(p.get("*").timeout()).isEqualTo(Duration.ofSeconds(10));
+    }
 
     @Test
     void aFullDocumentParsesWithDefaultsForWhatItLeavesOut() throws Exception {

@@ -42,7 +42,9 @@ public final class Durations {
         } catch (DateTimeParseException notIso) {
             // fall through to the error below, which names the forms we take
         }
-        throw new IllegalArgumentException("invalid duration '" + text + "' (expected " + EXPECTED + ")");
+        // A bare number is the usual slip: say which reading we would guess, rather than guess it.
+        String hint = s.matches("\\d+(\\.\\d+)?") ? "; did you mean " + s + "s or " + s + "ms?" : "";
+        throw new IllegalArgumentException("invalid duration '" + text + "' (expected " + EXPECTED + hint + ")");
     }
 
     /** The inverse, for messages and flag defaults: {@code 250ms}, {@code 30s}, {@code 1.5s}, {@code 15m}, {@code 1h}. */

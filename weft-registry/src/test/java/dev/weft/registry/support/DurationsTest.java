@@ -31,6 +31,14 @@ class DurationsTest {
     }
 
     @Test
+    void aBareNumberGetsTheFixSuggested() {
+        assertThatThrownBy(() -> Durations.parse("10"))
+                .hasMessageContaining("did you mean 10s or 10ms?");
+        assertThatThrownBy(() -> Durations.parse("soon"))
+                .hasMessageNotContaining("did you mean");
+    }
+
+    @Test
     void formatsTheShortestExactForm() {
         assertThat(Durations.format(Duration.ofMillis(250))).isEqualTo("250ms");
         assertThat(Durations.format(Duration.ofSeconds(30))).isEqualTo("30s");

@@ -1,0 +1,181 @@
+package dev.weft.dataplane;
+
+import dev.weft.dataplane.inbound.AppHealth;
+import dev.weft.registry.Endpoint;
+import dev.weft.registry.Registries;
+import dev.weft.registry.Registry;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.net.HttpURLConnection;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Readiness and registration follow the app (issue 15): when a provider's app fails its health check, its sidecar
+ * answers /ready 503 saying why and leaves the registry, so the consumer's sidecar stops sending there; when the app
+ * answers again it comes back. Real sidecars, a real control plane and real apps on loopback.
+ */
+class AppHealthTest {
+    private static final Duration INTERVAL = Duration.ofMillis(100);
+    private MeshFixture mesh;
+    private TestApp sick;
+    private TestApp well;
+    private TestApp consumerApp;
+    private Sidecar sickSidecar;
+    private Sidecar consumer;
+
+    /** The provider's endpoints as the registry lists them now, by id. */
+    private final AtomicReference<List<String>> providerIds = new AtomicReference<>(List.of());
+    private Registry watcher;
+
+    private List<String> registered() {
+        return providerIds.get();
+    }
+
+    @BeforeEach
+    void start() throws Exception {
+        mesh = new MeshFixture("event-loop");
+        mesh.appHealth = new AppHealth.Config("/echo", INTERVAL, INTERVAL, 2, 1);
+        sick = new TestApp();
+        well = new TestApp();
+        consumerApp = new TestApp();
+        sickSidecar = mesh.provider("provider", "p-sick", sick.address(), 1, 100);
+        mesh.provider("provider", "p-well", well.address(), 1, 100);
+        consumer = mesh.consumer(consumerApp.address(), List.of("provider"), false);
+        watcher = Registries.open(mesh.registryUrl());
+        watcher.watch("provider", (service, endpoints) ->
+                providerIds.set(endpoints.stream().map(Endpoint::id).sorted().toList()));
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        watcher.close();
+        mesh.close();
+        sick.close();
+        well.close();
+        consumerApp.close();
+    }
+
+    private static void await(String what, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime()).as(what + " within 10 s").isLessThan(deadline);
+            Thread.sleep(20);
+        }
+    }
+
+    private static int status(int port, String path) throws IOException {
+        HttpURLConnection c = (HttpURLConnection) URI.create("http://127.0.0.1:" + port + path).toURL().openConnection();
+        c.setConnectTimeout(5_000);
+        c.setReadTimeout(5_000);
+        try {
+            return c.getResponseCode();
+        } finally {
+            c.disconnect();
+        }
+    }
+
+    private static String readyText(Sidecar s) throws IOException {
+        HttpURLConnection c = (HttpURLConnection) URI.create("http://127.0.0.1:" + MeshFixture.port(s, "admin")
+                + "/ready").toURL().openConnection();
+        c.setReadTimeout(5_000);
+        try (var in = c.getResponseCode() < 400 ? c.getInputStream() : c.getErrorStream()) {
+            return new String(in.readAllBytes());
+        } finally {
+            c.disconnect();
+        }
+    }
+
+    /** Sends n requests through the consumer's sidecar; returns how many were answered 200. */
+    private int callProvider(int n) throws Exception {
+        int ok = 0;
+        int port = MeshFixture.port(consumer, "upstream provider");
+        for (int i = 0; i < n; i++) {
+            if (status(port, "/echo") == 200) {
+                ok++;
+            }
+        }
+        return ok;
+    }
+
+    @Test
+    void anAppFailingItsHealthCheckIsTakenOutAndBroughtBackWhenItAnswersAgain() throws Exception {
+        await("both providers serving", () -> {
+            try {
+                callProvider(10);
+            } catch (Exception e) {
+                return false;
+            }
+            return calls(sick) > 0 && calls(well) > 0;
+        });
+
+        sick.forcedStatus = 503;
+        await("the sick app's sidecar not ready", () -> !sickSidecar.isReady());
+        await("p-sick gone from the registry", () -> !registered().contains("p-sick"));
+        assertThat(registered()).containsExactly("p-well");
+        assertThat(readyText(sickSidecar)).contains("not healthy").contains("GET /echo answered 503");
+        // Give the consumer's watch the registry's update (it is pushed within a second), then: nothing more there.
+        Thread.sleep(1_000);
+        int sickBefore = calls(sick);
+        assertThat(callProvider(20)).as("every request answered by the healthy instance").isEqualTo(20);
+        assertThat(calls(sick) - sickBefore).as("requests that reached the sick app, health checks aside").isZero();
+
+        sick.forcedStatus = 0;
+        await("the app's sidecar ready again", sickSidecar::isReady);
+        await("p-sick registered again", () -> registered().contains("p-sick"));
+        int sickAgain = calls(sick);
+        await("traffic reaching the recovered app again", () -> {
+            try {
+                callProvider(10);
+            } catch (Exception e) {
+                return false;
+            }
+            return calls(sick) > sickAgain;
+        });
+    }
+
+    /** Requests an app served, its sidecar's health checks left out. */
+    private static int calls(TestApp app) {
+        return app.served.get() - app.healthChecks.get();
+    }
+
+    @Test
+    void withoutAPathTheCheckIsATcpConnectAndFailuresNeedTheThreshold() throws Exception {
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+            AppHealth h = new AppHealth(new InetSocketAddress("127.0.0.1", port),
+                    new AppHealth.Config(null, INTERVAL, INTERVAL, 3, 2));
+            assertThat(h.check()).as("the first answer makes it healthy at once").isTrue();
+            assertThat(h.isHealthy()).isTrue();
+            s.close();
+            assertThat(h.check()).isFalse();
+            assertThat(h.check()).isFalse();
+            assertThat(h.isHealthy()).as("two failures, threshold three").isTrue();
+            assertThat(h.check()).isTrue();
+            assertThat(h.isHealthy()).isFalse();
+            assertThat(h.lastFailure()).startsWith("connect failed");
+            assertThat(h.checksFailed()).isEqualTo(3);
+        }
+    }
+
+    @Test
+    void aHealthPathThatIsNotAnOriginFormPathIsRefused() {
+        for (String bad : new String[] {"health", "/a b", "/x\r\nHost: evil", "http://evil/"}) {
+            assertThatThrownBy(
+                    () -> new AppHealth.Config(bad, INTERVAL, INTERVAL, 1, 1))
+                    .as(bad).isInstanceOf(IllegalArgumentException.class);
+        }
+    }
+}
