@@ -313,9 +313,11 @@ public final class LoadGenerator {
                     listener.second(new Tick(tick, seconds, ok - lastOk, errs - lastErrors,
                             any ? h.getValueAtPercentile(50) / 1e3 : 0, any ? h.getValueAtPercentile(99) / 1e3 : 0, h));
                     if (out != null) {
-                        out.printf(Locale.ROOT, "load %4ds  %-9s  qps %8.1f  errors/s %6.1f  (measured: %d ok, %d errors)%n",
+                        String kinds = stats.takeProgressKinds();
+                        out.printf(Locale.ROOT, "load %4ds  %-9s  qps %8.1f  errors/s %6.1f  (measured: %d ok, %d errors)%s%n",
                                 Math.round((tick - runStart) / 1e9), phase, (ok - lastOk) / seconds,
-                                (errs - lastErrors) / seconds, stats.successes(), stats.measuredErrors());
+                                (errs - lastErrors) / seconds, stats.successes(), stats.measuredErrors(),
+                                kinds.isEmpty() ? "" : "  this second: " + kinds);
                     }
                     lastOk = ok;
                     lastErrors = errs;

@@ -27,6 +27,11 @@ final class LoadStats {
     final Recorder progressLatency = new Recorder(MAX_MICROS, 2);
     final LongAdder progressSuccesses = new LongAdder();
     final LongAdder progressErrors = new LongAdder();
+    /**
+     * The progress line's errors by kind, since it last printed: so that errors during the warm-up, which count
+     * toward no result, still say what they were (a failure only costs a map lookup; success paths never touch it).
+     */
+    private final ConcurrentHashMap<String, LongAdder> progressKinds = new ConcurrentHashMap<>();
     volatile boolean measuring;
 
     void success(long micros) {
@@ -40,7 +45,7 @@ final class LoadStats {
 
     /** @param origin who answered, e.g. {@code mesh no-capacity} or {@code provider small} */
     void badStatus(int status, String origin) {
-        progressErrors.increment();
+        progressError(status + " " + origin);
         if (measuring) {
             byStatus.computeIfAbsent(status, s -> new LongAdder()).increment();
             byOrigin.computeIfAbsent(status + " " + origin, s -> new LongAdder()).increment();
@@ -48,24 +53,46 @@ final class LoadStats {
     }
 
     void wrongBody() {
-        progressErrors.increment();
+        progressError("wrong body");
         if (measuring) {
             wrongBody.increment();
         }
     }
 
     void connectionError() {
-        progressErrors.increment();
+        progressError("connection");
         if (measuring) {
             connection.increment();
         }
     }
 
     void timeout() {
-        progressErrors.increment();
+        progressError("timeout");
         if (measuring) {
             timeout.increment();
         }
+    }
+
+    private void progressError(String kind) {
+        progressErrors.increment();
+        progressKinds.computeIfAbsent(kind, k -> new LongAdder()).increment();
+    }
+
+    /** The errors since the previous call, by kind ({@code 503 mesh no-capacity: 30, connection: 2}); "" if none. */
+    String takeProgressKinds() {
+        if (progressKinds.isEmpty()) {
+            return "";
+        }
+        TreeMap<String, Long> kinds = new TreeMap<>();
+        for (String k : progressKinds.keySet()) {
+            LongAdder a = progressKinds.remove(k);
+            if (a != null && a.sum() > 0) {
+                kinds.merge(k, a.sum(), Long::sum);
+            }
+        }
+        StringBuilder out = new StringBuilder();
+        kinds.forEach((k, n) -> out.append(out.isEmpty() ? "" : ", ").append(k).append(": ").append(n));
+        return out.toString();
     }
 
     long successes() {
