@@ -72,6 +72,24 @@ final class ChildJvm implements AutoCloseable {
         return process.pid();
     }
 
+    /** SIGTERM, without waiting: what an orchestrator sends to stop a process. */
+    void sigterm() {
+        process.destroy();
+    }
+
+    /** Waits for the process to exit and returns its exit code; fails if it is still running after the timeout. */
+    int awaitExit(Duration timeout) throws InterruptedException, IOException {
+        if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+            throw new AssertionError(name + " still running after " + timeout + ":\n" + tail());
+        }
+        return process.exitValue();
+    }
+
+    /** The process's children now (the app a sidecar started, for example). */
+    List<ProcessHandle> children() {
+        return process.children().toList();
+    }
+
     /** SIGKILL: the process gets no chance to deregister or drain. */
     void kill9() throws InterruptedException {
         process.destroyForcibly();

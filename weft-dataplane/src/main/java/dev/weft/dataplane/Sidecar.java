@@ -37,6 +37,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.LongSupplier;
 
 /**
  * One sidecar: assembles the data plane and runs its lifecycle (start, readiness, graceful drain).
@@ -264,16 +265,37 @@ public final class Sidecar implements AutoCloseable {
         inbound.drain("sidecar draining");
         outbound.stopAccepting();
         long deadline = System.nanoTime() + config.drainTimeout().toNanos();
-        while (System.nanoTime() < deadline
-                && (metrics.inbound.inFlight() > 0 || metrics.outbound.inFlight() > 0)) {
+        awaitNone(() -> metrics.inbound.inFlight() + metrics.outbound.inFlight(), deadline);
+        close();
+    }
+
+    /**
+     * Drain for a sidecar that runs its app as a child ({@code weft sidecar ... -- APP}), in the order that loses
+     * nothing: deregister and stop accepting inbound, wait for inbound requests in flight, then {@code stopApp}
+     * (the app may still call out while it shuts down, so the outbound side stays open until it has exited), then
+     * stop accepting outbound, wait for outbound in flight, and close. Each wait is bounded by the drain timeout.
+     */
+    public void drain(Runnable stopApp) {
+        draining = true;
+        stopFollowingAppHealth();
+        deregister();
+        inbound.drain("sidecar draining");
+        awaitNone(metrics.inbound::inFlight, System.nanoTime() + config.drainTimeout().toNanos());
+        stopApp.run();
+        outbound.stopAccepting();
+        awaitNone(metrics.outbound::inFlight, System.nanoTime() + config.drainTimeout().toNanos());
+        close();
+    }
+
+    private static void awaitNone(LongSupplier inFlight, long deadline) {
+        while (System.nanoTime() < deadline && inFlight.getAsLong() > 0) {
             try {
                 Thread.sleep(20);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                break;
+                return;
             }
         }
-        close();
     }
 
     @Override

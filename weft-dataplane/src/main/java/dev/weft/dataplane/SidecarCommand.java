@@ -1,6 +1,7 @@
 package dev.weft.dataplane;
 
 import dev.weft.dataplane.inbound.AppHealth;
+import dev.weft.dataplane.lifecycle.AppProcess;
 import dev.weft.dataplane.observe.ExchangeObserver;
 import dev.weft.dataplane.observe.ObservabilityConfig;
 import dev.weft.dataplane.observe.RouteTable;
@@ -12,6 +13,7 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -70,6 +72,10 @@ public final class SidecarCommand implements Callable<Integer> {
     @Option(names = "--capacity", paramLabel = "N", defaultValue = SidecarConfig.Defaults.CAPACITY,
             description = "Most requests in flight to the app; peers honour it too (default: ${DEFAULT-VALUE}; 0 = unlimited).")
     int capacity;
+
+    @Parameters(paramLabel = "APP", arity = "0..*",
+            description = "After --: the app's command line. The sidecar starts it once its listeners are bound (with WEFT_ADMIN, WEFT_OUTBOUND and WEFT_UPSTREAM_<NAME> in its environment), drains and stops it on SIGTERM/SIGINT, and exits with its exit code; when the app exits by itself, so does the sidecar.")
+    List<String> appCommand = List.of();
 
     @Option(names = "--app-health", paramLabel = "PATH",
             description = "Check the app with GET PATH (2xx/3xx = healthy) instead of a TCP connect; readiness and the registration follow the check (default: TCP connect).")
@@ -275,6 +281,9 @@ public final class SidecarCommand implements Callable<Integer> {
         bound.forEach((k, v) -> line.append(' ').append(k).append('=').append(v.getHostString()).append(':').append(v.getPort()));
         System.out.println(line);
         System.out.flush();
+        if (!appCommand.isEmpty()) {
+            return new AppProcess(appCommand, sidecar, drainTimeout, System.out).run();
+        }
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             System.out.println("weft sidecar '" + service + "' draining");
