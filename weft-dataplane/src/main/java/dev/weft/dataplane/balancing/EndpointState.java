@@ -4,6 +4,7 @@ import com.netflix.concurrency.limits.Limit;
 import com.netflix.concurrency.limits.limit.Gradient2Limit;
 import dev.weft.registry.Endpoint;
 
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -26,6 +27,10 @@ public final class EndpointState {
     private final LongAdder ejectionsTotal = new LongAdder();
     /** Until when (System.nanoTime) outlier detection keeps the endpoint out; 0 when admitted. */
     private volatile long ejectedUntil;
+    /** See {@link #onProbation}: set by an ejection or a refused dial, cleared by an answer below 500. */
+    private volatile boolean probation;
+    /** While on probation: whether the one probe is out. */
+    private final AtomicBoolean probing = new AtomicBoolean();
     /** Until when (System.nanoTime) the endpoint is skipped because dialling it failed; 0 when reachable. */
     private volatile long unreachableUntil;
     /** Dials refused since the last one that connected; sets the next pause. */
@@ -127,8 +132,21 @@ public final class EndpointState {
     }
 
     public boolean hasRoom() {
+        if (isDown() || probation && probing.get()) {
+            return false;
+        }
         int cap = effectiveCapacity();
-        return !isDown() && (cap == 0 || inFlight.get() < cap);
+        return cap == 0 || inFlight.get() < cap;
+    }
+
+    /**
+     * Whether the endpoint is on probation: back from an ejection or a pause after refused dials, it takes one
+     * request at a time until one is answered below 500. Without it, every Worker saw an idle endpoint the moment the
+     * ejection ended and sent it a burst (a dozen requests to a dead instance in the kill scenario), all of which
+     * failed before the first failure could eject it again.
+     */
+    public boolean onProbation() {
+        return probation;
     }
 
     /**
@@ -138,6 +156,7 @@ public final class EndpointState {
      * failed dial, so that request is retried elsewhere. Any thread; a lost update only changes one pause.
      */
     public void markUnreachable() {
+        probation = true;
         int n = refusedInARow;
         refusedInARow = Math.min(n + 1, MAX_UNREACHABLE_DOUBLINGS);
         unreachableUntil = System.nanoTime() + (UNREACHABLE_PAUSE_NANOS << n);
@@ -167,6 +186,15 @@ public final class EndpointState {
         if (isDown()) {
             return false;
         }
+        if (probation) {
+            // One probe at a time, whatever the capacity; released in releaseSlot, decided by recordSuccess.
+            if (!probing.compareAndSet(false, true)) {
+                return false;
+            }
+            inFlight.incrementAndGet();
+            requests.increment();
+            return true;
+        }
         int cap = effectiveCapacity();
         while (true) {
             int n = inFlight.get();
@@ -182,6 +210,11 @@ public final class EndpointState {
 
     void releaseSlot() {
         inFlight.decrementAndGet();
+        // Any slot's release ends the probe: a request admitted before the ejection may free it early, which only
+        // lets one more probe through, whereas a probe cancelled before its answer must never keep the gate shut.
+        if (probation) {
+            probing.set(false);
+        }
     }
 
     public void recordFailure() {
@@ -192,6 +225,9 @@ public final class EndpointState {
     public void recordSuccess() {
         if (consecutiveFailures.get() != 0) {
             consecutiveFailures.set(0);
+        }
+        if (probation) {
+            probation = false;
         }
     }
 
@@ -209,6 +245,7 @@ public final class EndpointState {
     public void eject(long baseNanos, long maxNanos, int threshold) {
         int n = ejections.incrementAndGet();
         long time = Math.min(maxNanos, baseNanos << Math.min(20, n - 1));
+        probation = true;
         ejectedUntil = System.nanoTime() + time;
         consecutiveFailures.set(Math.max(0, threshold - 1));
         ejectionsTotal.increment();
