@@ -413,6 +413,19 @@ public final class Experiment implements AutoCloseable {
                 () -> settings.generator().run(step, new LoadGenerator.PhaseListener() {}, runDir));
     }
 
+    /**
+     * Loads the running topology in {@link RateSettle#STEP}s, unrecorded, until two steps in a row give the same
+     * rate within 5 % or {@code cap} is spent (see {@link RateSettle}).
+     */
+    public RateSettle.Outcome settleRate(int connections, Duration cap) throws InterruptedException {
+        say("warm-up: at most " + Durations.format(cap) + ", in " + RateSettle.STEP.toSeconds()
+                + " s steps until two in a row are within " + Math.round(RateSettle.WITHIN * 100) + "%");
+        return RateSettle.run(cap, length -> settings.generator().run(new LoadGenerator.Settings(target(),
+                connections, length, Duration.ZERO, settings.loadTimeout(), settings.loadThreads(),
+                settings.shape() == Shape.HOP ? Duration.ZERO : settings.providerDelay(), settings.out()),
+                new LoadGenerator.PhaseListener() {}, runDir).qps());
+    }
+
     private Path createRunDir() throws ExperimentException {
         try {
             if (settings.runDir() != null) {
