@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.LinkedHashSet;
 import java.util.Set;
@@ -420,10 +421,15 @@ public final class Experiment implements AutoCloseable {
     public RateSettle.Outcome settleRate(int connections, Duration cap) throws InterruptedException {
         say("warm-up: at most " + Durations.format(cap) + ", in " + RateSettle.STEP.toSeconds()
                 + " s steps until two in a row are within " + Math.round(RateSettle.WITHIN * 100) + "%");
-        return RateSettle.run(cap, length -> settings.generator().run(new LoadGenerator.Settings(target(),
-                connections, length, Duration.ZERO, settings.loadTimeout(), settings.loadThreads(),
-                settings.shape() == Shape.HOP ? Duration.ZERO : settings.providerDelay(), settings.out()),
-                new LoadGenerator.PhaseListener() {}, runDir).qps());
+        return RateSettle.run(cap, length -> {
+            LoadResult step = settings.generator().run(new LoadGenerator.Settings(target(), connections, length,
+                    Duration.ZERO, settings.loadTimeout(), settings.loadThreads(),
+                    settings.shape() == Shape.HOP ? Duration.ZERO : settings.providerDelay(), null),
+                    new LoadGenerator.PhaseListener() {}, runDir);
+            say(String.format(Locale.ROOT, "warm-up step: %.0f QPS, %d errors%s", step.qps(),
+                    step.errors().total(), step.errors().total() == 0 ? "" : " (" + step.errors().describe() + ")"));
+            return step.qps();
+        });
     }
 
     private Path createRunDir() throws ExperimentException {
