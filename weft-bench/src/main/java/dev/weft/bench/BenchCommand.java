@@ -17,7 +17,7 @@ import java.util.concurrent.Callable;
 
 /** {@code weft bench}: every data plane side by side on the paper's experiment, per hop, and JMH. See docs/benchmarks.md. */
 @Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
-        subcommands = ResilienceCommand.class,
+        subcommands = {ResilienceCommand.class, FootprintCommand.class},
         description = {"Benchmark Weft against nginx, HAProxy and Caddy on the paper's experiment, side by side.",
                 "Runs the paper's mesh experiment with Weft, nginx, HAProxy, Caddy (as both sidecars) and direct side by "
                 + "side, the per-hop cost of each proxy, and the JMH microbenchmarks. Writes summary.md, CSV files and "

@@ -139,6 +139,12 @@ final class ProcStats {
         return total;
     }
 
+    /** Resident set size now ({@code VmRSS}) in bytes. */
+    static OptionalLong rssBytes(long pid) {
+        String status = read(PROC.resolve(Long.toString(pid)).resolve("status"));
+        return status == null ? OptionalLong.empty() : parseStatusKilobytes(status, "VmRSS");
+    }
+
     static OptionalLong peakRssBytes(long pid) {
         String status = read(PROC.resolve(Long.toString(pid)).resolve("status"));
         return status == null ? OptionalLong.empty() : parseStatusKilobytes(status, "VmHWM");
