@@ -114,7 +114,8 @@ public final class Sidecar implements AutoCloseable {
         observer = CompositeObserver.of(observability.isActive() ? observability : ExchangeObserver.NOOP, extraObserver);
         registry = Registries.open(config.registryUrl());
         WmpLimits limits = WmpLimits.defaults();
-        meshPool = new MeshPool(transport, limits, codecMetrics, config.meshConnectionsPerPeer(), 2000);
+        meshPool = new MeshPool(transport, limits, codecMetrics, config.meshConnectionsPerPeer(), 2000,
+                metrics.rejected);
         router = new Router(registry, config.balancer(), config.queueSize(), config.queueTimeout(), 256);
 
         // The local app is a one-endpoint cluster: the same admission code (capacity + bounded queue) that protects
