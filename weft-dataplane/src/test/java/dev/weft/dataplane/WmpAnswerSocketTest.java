@@ -19,8 +19,14 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -71,6 +77,60 @@ class WmpAnswerSocketTest {
     /** Waits until requests to {@code port} reach the peer (the consumer side has learnt its endpoint). */
     private static void awaitRoute(HttpClient http, int port) {
         await().atMost(Duration.ofSeconds(10)).until(() -> call(http, port, "GET", "/ok").statusCode() == 200);
+    }
+
+    @Test
+    void anAnswerThatBreaksTheRulesIsA502ToItsClientAloneWhileTheMeshConnectionServesTheOthers() throws Exception {
+        try (MeshFixture mesh = new MeshFixture("event-loop"); TestApp consumerApp = new TestApp();
+             Registry registry = Registries.open(mesh.registryUrl());
+             ScriptedPeer peer = new ScriptedPeer(WmpAnswerSocketTest::script);
+             Registration registered = register(registry, peer);
+             ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
+            Sidecar consumer = mesh.consumer(consumerApp.address(), List.of("provider"), false);
+            int port = MeshFixture.port(consumer, "upstream provider");
+            HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).executor(pool).build();
+            awaitRoute(http, port);
+            int cancelsBefore = peer.cancels().size();
+
+            // 40 innocent requests in flight beside the bad answers, on the same mesh connections.
+            List<Future<HttpResponse<String>>> innocent = new ArrayList<>();
+            List<Future<HttpResponse<String>>> bad = new ArrayList<>();
+            String[] badPaths = {"/framing", "/crlf", "/upgrade", "/length"};
+            for (int i = 0; i < 40; i++) {
+                innocent.add(pool.submit((Callable<HttpResponse<String>>) () -> call(http, port, "GET", "/ok")));
+                if (i % 10 == 0) {
+                    String path = badPaths[i / 10];
+                    bad.add(pool.submit((Callable<HttpResponse<String>>) () -> call(http, port, "GET", path)));
+                }
+            }
+            for (Future<HttpResponse<String>> f : bad) {
+                HttpResponse<String> r = f.get(15, TimeUnit.SECONDS);
+                assertThat(r.statusCode()).as(r.uri().getPath()).isEqualTo(502);
+                assertThat(r.headers().firstValue("x-weft-error")).as(r.uri().getPath())
+                        .hasValue("upstream-protocol-error");
+                assertThat(r.headers().map()).as("nothing of the peer's answer reached the client")
+                        .doesNotContainKeys("set-cookie", "upgrade", "transfer-encoding");
+            }
+            for (Future<HttpResponse<String>> f : innocent) {
+                HttpResponse<String> r = f.get(15, TimeUnit.SECONDS);
+                assertThat(r.statusCode()).isEqualTo(200);
+                assertThat(r.body()).isEqualTo("ok");
+            }
+
+            assertThat(peer.goAways()).as("no mesh connection was ended").isEmpty();
+            await().atMost(Duration.ofSeconds(5)).until(() -> peer.cancels().size() - cancelsBefore >= 4);
+            assertThat(peer.cancels().subList(cancelsBefore, peer.cancels().size()))
+                    .as("each bad answer's stream was reset, and only those")
+                    .hasSize(4).allMatch(c -> c.error() == WmpError.PROTOCOL_ERROR);
+            String metrics = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+                            + MeshFixture.port(consumer, "admin") + "/metrics"))
+                    .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString()).body();
+            assertThat(metrics)
+                    .contains("weft_rejected_total{boundary=\"wmp_answer\",reason=\"framing_field\"} 1")
+                    .contains("weft_rejected_total{boundary=\"wmp_answer\",reason=\"bad_field_value\"} 1")
+                    .contains("weft_rejected_total{boundary=\"wmp_answer\",reason=\"bad_status\"} 1")
+                    .contains("weft_rejected_total{boundary=\"wmp_answer\",reason=\"bad_content_length\"} 1");
+        }
     }
 
     @Test
