@@ -116,7 +116,8 @@ public final class Sidecar implements AutoCloseable {
         observer = CompositeObserver.of(observability.isActive() ? observability : ExchangeObserver.NOOP, extraObserver);
         registry = Registries.open(config.registryUrl());
         WmpLimits limits = WmpLimits.defaults();
-        meshPool = new MeshPool(transport, limits, codecMetrics, config.meshConnectionsPerPeer(), 2000);
+        meshPool = new MeshPool(transport, limits, codecMetrics, config.meshConnectionsPerPeer(), 2000,
+                metrics.rejected);
         router = new Router(registry, config.balancer(), config.queueSize(), config.queueTimeout(), 256);
         long idle = Router.IDLE_AFTER.toMillis();
         transport.manager().next().scheduleAtFixedRate(router::expireIdle, idle, idle, TimeUnit.MILLISECONDS);

@@ -54,7 +54,7 @@ public final class WmpDownstream implements Downstream, MeshStream.Listener {
      */
     public static MeshSession.Acceptor acceptor(PolicyStack stack, EventLoop loop, String peer) {
         return (stream, request) -> {
-            WmpRequestValidator.Refusal bad = WmpRequestValidator.check(request);
+            WmpBoundary.Refusal bad = WmpRequestValidator.check(request);
             if (bad != null) {
                 WmpRequestValidator.refuse(stream, request, bad, stack.metrics().rejected, peer);
                 return null; // the stream is reset; late frames for it are dropped
@@ -99,7 +99,7 @@ public final class WmpDownstream implements Downstream, MeshStream.Listener {
 
     /** The body broke its content-length: reset the stream and end the app's call (its connection closes). */
     private void refuseBody(WmpData data) {
-        WmpRequestValidator.refuse(stream, data, new WmpRequestValidator.Refusal(Rejections.Reason.BAD_CONTENT_LENGTH,
+        WmpRequestValidator.refuse(stream, data, new WmpBoundary.Refusal(Rejections.Reason.BAD_CONTENT_LENGTH,
                 "body bytes past or short of content-length"), rejected, stream.session().peer());
         if (exchange != null) {
             exchange.abort("the peer's body broke its content-length");

@@ -7,8 +7,9 @@ import java.util.Locale;
 import java.util.Set;
 
 /**
- * Header rules a proxy must follow when it carries a message to the next hop: hop-by-hop fields (RFC 9110 §7.6.1,
- * plus any named in Connection) stay on their hop; Host travels as the authority, not as a field; Content-Length is
+ * Header rules a proxy must follow when it carries a message to the next hop: hop-by-hop fields ({@link #isHopByHop},
+ * plus any named in Connection) stay on their hop, and so do those addressed to this proxy (Proxy-Authorization,
+ * Expect); Host travels as the authority, not as a field; Content-Length is
  * kept (it is end to end, and lets the next hop send a fixed-length body), while each hop's codec writes its own
  * framing; X-Forwarded-For and Via record the path.
  *
@@ -20,11 +21,32 @@ public final class ProxyHeaders {
     /** Via as the mesh's second sidecar forwards it (the first one's entry, then its own): a constant. */
     private static final String VIA_TWICE = VIA_VALUE + ", " + VIA_VALUE;
 
-    private static final Set<String> HOP_BY_HOP = Set.of(
-            "connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade",
-            "proxy-authenticate", "proxy-authorization", "expect");
-
     private ProxyHeaders() {}
+
+    /**
+     * The hop-by-hop names: the connection-specific fields of RFC 9110 §7.6.1 and HTTP/1.1's framing, which belong to
+     * the connection they came on (names lower case). The one list for the forwarding rules here and for both WMP
+     * boundaries, which refuse these as literal fields (docs/protocol.md, "Header fields"): framing is WMP's own.
+     */
+    public static boolean isHopByHop(String name) {
+        return switch (name) {
+            case "connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "trailer", "upgrade" ->
+                    true;
+            default -> false;
+        };
+    }
+
+    /**
+     * Fields addressed to this proxy rather than to the next hop, so not forwarded either: the proxy credentials and
+     * challenge of RFC 9110 §11.7, and Expect, which the sidecar answers itself (its own 100 Continue). Not
+     * hop-by-hop: a peer that sends one has broken no rule, so the WMP boundaries let them through to be dropped here.
+     */
+    private static boolean isForThisProxy(String name) {
+        return switch (name) {
+            case "proxy-authenticate", "proxy-authorization", "expect" -> true;
+            default -> false;
+        };
+    }
 
     /**
      * Makes a request's fields those to send to the next hop, once: hop-by-hop fields and those named in Connection
@@ -55,7 +77,8 @@ public final class ProxyHeaders {
         int i = 0;
         while (i < f.size()) {
             String name = f.name(i);
-            boolean drop = HOP_BY_HOP.contains(name) || (connectionTokens != null && connectionTokens.contains(name))
+            boolean drop = isHopByHop(name) || isForThisProxy(name)
+                    || (connectionTokens != null && connectionTokens.contains(name))
                     || (request && name.equals("host"));
             if (drop) {
                 f.removeAt(i);

@@ -1,5 +1,6 @@
 package dev.weft.dataplane.mesh;
 
+import dev.weft.dataplane.metrics.Rejections;
 import dev.weft.dataplane.transport.Transport;
 import dev.weft.protocol.WmpCodec;
 import dev.weft.protocol.WmpCodecMetrics;
@@ -25,7 +26,9 @@ import java.util.concurrent.atomic.LongAdder;
  * Persistent, multiplexed WMP connections to peer sidecars: per Worker loop, {@code connectionsPerPeer} connections
  * to each peer, registered on that same loop (as Netty's proxy example pins the backend channel to the frontend's
  * loop). A request therefore never changes thread, and there is no TCP handshake per request: a connection is
- * dialled once and kept until it fails or the peer drains it.
+ * dialled once and kept until it fails or the peer drains it. A peer that breaks the stream rules on one of these
+ * connections loses it as it would on the accepting side (GOAWAY {@code PROTOCOL_ERROR}, {@link MeshSession}), and is
+ * counted in the same {@code weft_rejected_total{boundary="wmp_connection"}}.
  *
  * <p>Threads: {@link #session} must be called on the Worker loop it is given; each loop's table is confined to it.
  */
@@ -35,6 +38,7 @@ public final class MeshPool implements AutoCloseable {
     private final WmpCodecMetrics codecMetrics;
     private final int connectionsPerPeer;
     private final int connectTimeoutMillis;
+    private final Rejections rejected;
     private final Map<EventLoop, Map<String, Slot[]>> perLoop = new ConcurrentHashMap<>();
     private final LongAdder opened = new LongAdder();
     private final LongAdder connectFailures = new LongAdder();
@@ -44,13 +48,23 @@ public final class MeshPool implements AutoCloseable {
         return limits;
     }
 
+    /**
+     * @param rejected where what peers send wrongly on these connections is counted (the sidecar's
+     *                 {@code weft_rejected_total}): stream rules here, answers in {@code WmpUpstream}
+     */
     public MeshPool(Transport transport, WmpLimits limits, WmpCodecMetrics codecMetrics, int connectionsPerPeer,
-                    int connectTimeoutMillis) {
+                    int connectTimeoutMillis, Rejections rejected) {
         this.transport = transport;
         this.limits = limits;
         this.codecMetrics = codecMetrics;
         this.connectionsPerPeer = Math.max(1, connectionsPerPeer);
         this.connectTimeoutMillis = connectTimeoutMillis;
+        this.rejected = rejected;
+    }
+
+    /** Where refusals of what peers send on these connections are counted. */
+    public Rejections rejected() {
+        return rejected;
     }
 
     public long opened() {
@@ -119,7 +133,7 @@ public final class MeshPool implements AutoCloseable {
         slots[index] = slot;
         Promise<MeshSession> promise = loop.newPromise();
         slot.pending = promise;
-        MeshSession session = new MeshSession(null, key);
+        MeshSession session = new MeshSession(null, key, rejected);
         Bootstrap b = new Bootstrap()
                 .group(loop)
                 .channel(transport.channelClass())

@@ -70,6 +70,7 @@ public final class MeshSession extends ChannelInboundHandlerAdapter {
     /** Heartbeat periods in a row with nothing read; reset by any frame. */
     private int silentPeriods;
 
+    /** Counts stream-rule violations in a counter of its own, which nothing reads (for tests that do not look). */
     public MeshSession(Acceptor acceptor, String peer) {
         this(acceptor, peer, new Rejections());
     }

@@ -12,6 +12,8 @@ public final class Rejections {
     public static final String WMP_TO_PROVIDER = "wmp_to_provider";
     /** The WMP connection itself (stream rules of docs/protocol.md), on either side. */
     public static final String WMP_CONNECTION = "wmp_connection";
+    /** A peer's answer (RESPONSE and its DATA) on the consumer side, before it becomes HTTP/1.1 for the client. */
+    public static final String WMP_ANSWER = "wmp_answer";
 
     /** What was refused; each value is one {@code boundary}/{@code reason} pair. */
     public enum Reason {
@@ -34,7 +36,17 @@ public final class Rejections {
         /** A second REQUEST on a stream that is open. */
         SECOND_REQUEST(WMP_CONNECTION, "second_request"),
         /** RESPONSE, DATA, CANCEL or WINDOW_UPDATE for a stream id that was never opened. */
-        UNOPENED_STREAM(WMP_CONNECTION, "unopened_stream");
+        UNOPENED_STREAM(WMP_CONNECTION, "unopened_stream"),
+        /** An answer's status is not a final one (200..599): interim answers and 101 stay on the app's hop. */
+        ANSWER_BAD_STATUS(WMP_ANSWER, "bad_status"),
+        /** An answer's field name that is not a lower-case RFC 9110 token. */
+        ANSWER_BAD_FIELD_NAME(WMP_ANSWER, "bad_field_name"),
+        /** An answer's field value with a control byte but HTAB, a character above U+00FF, or edge whitespace. */
+        ANSWER_BAD_FIELD_VALUE(WMP_ANSWER, "bad_field_value"),
+        /** A hop-by-hop name (transfer-encoding, connection...) as a literal field of an answer. */
+        ANSWER_FRAMING_FIELD(WMP_ANSWER, "framing_field"),
+        /** An answer's content-length that is not one decimal number, or that its body bytes contradict. */
+        ANSWER_BAD_CONTENT_LENGTH(WMP_ANSWER, "bad_content_length");
 
         private final String boundary;
         private final String label;

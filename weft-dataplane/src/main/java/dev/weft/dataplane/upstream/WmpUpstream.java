@@ -1,5 +1,7 @@
 package dev.weft.dataplane.upstream;
 
+import dev.weft.dataplane.downstream.WmpAnswerValidator;
+import dev.weft.dataplane.downstream.WmpBoundary.Refusal;
 import dev.weft.dataplane.exchange.ExchangeError;
 import dev.weft.dataplane.http.ProxyHeaders;
 import dev.weft.dataplane.http.RequestHead;
@@ -7,6 +9,7 @@ import dev.weft.dataplane.http.ResponseHead;
 import dev.weft.dataplane.mesh.MeshPool;
 import dev.weft.dataplane.mesh.MeshSession;
 import dev.weft.dataplane.mesh.MeshStream;
+import dev.weft.dataplane.metrics.Rejections;
 import dev.weft.protocol.WmpData;
 import dev.weft.protocol.WmpError;
 import dev.weft.protocol.WmpFrame;
@@ -17,13 +20,19 @@ import dev.weft.protocol.WmpRequest;
 import dev.weft.protocol.WmpResponse;
 import dev.weft.registry.Endpoint;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
 
 /**
- * Requests to peer sidecars as WMP streams on {@link MeshPool}'s persistent connections (the default mesh link).
- * Thread: the Worker loop of the caller; the pool dials on that same loop.
+ * Requests to peer sidecars as WMP streams on {@link MeshPool}'s persistent connections (the default mesh link). Each
+ * answer is held to {@link WmpAnswerValidator}'s rules before the exchange sees any of it: a peer's answer becomes the
+ * client's HTTP/1.1, so one it could not carry safely resets its stream (the connection's other streams carry on).
+ *
+ * <p>Thread: the Worker loop of the caller; the pool dials on that same loop. Buffers: a request body given to a
+ * call goes into a frame (the WMP encoder releases it); answer frames are handed to the exchange, which owns their
+ * bodies, or released here when refused.
  */
 public final class WmpUpstream implements Upstream {
     private final MeshPool pool;
@@ -35,13 +44,13 @@ public final class WmpUpstream implements Upstream {
     @Override
     public Future<UpstreamCall> open(EventLoop loop, Endpoint endpoint, String address, UpstreamListener listener) {
         Future<MeshSession> session = pool.session(loop, endpoint.host(), endpoint.port(), address);
-        if (session.isSuccess()) {
-            return loop.newSucceededFuture(new Call(session.getNow(), listener, pool.limits())); // the usual case
+        if (session.isSuccess()) { // the usual case
+            return loop.newSucceededFuture(new Call(session.getNow(), listener, pool.limits(), pool.rejected()));
         }
         Promise<UpstreamCall> p = loop.newPromise();
         session.addListener((Future<MeshSession> f) -> {
             if (f.isSuccess()) {
-                p.setSuccess(new Call(f.getNow(), listener, pool.limits()));
+                p.setSuccess(new Call(f.getNow(), listener, pool.limits(), pool.rejected()));
             } else {
                 p.setFailure(new ConnectException(f.cause().getMessage(), f.cause()));
             }
@@ -53,18 +62,27 @@ public final class WmpUpstream implements Upstream {
      * One stream. Converts between Weft's heads and WMP frames; bodies pass through untouched.
      * The stream id is taken only when the head is sent: ids must rise in the order REQUEST frames go out, and with
      * the virtual-thread Collaborator the connect and forward steps of different exchanges interleave.
+     * Package-private for the tests that drive it on an EmbeddedChannel.
      */
-    private static final class Call implements UpstreamCall, MeshStream.Listener {
+    static final class Call implements UpstreamCall, MeshStream.Listener {
         private final MeshSession session;
         private final UpstreamListener listener;
         private final WmpLimits limits;
+        private final Rejections rejected;
         private MeshStream stream;
         private boolean cancelled;
+        /** The request is a HEAD: its answer has no body. */
+        private boolean toHead;
+        /** The answer has no body in HTTP/1.1 (to a HEAD, a 204, a 304): bytes the peer sends with it are dropped. */
+        private boolean dropBody;
+        /** Answer body bytes its content-length still expects, or -1 for any number (see WmpAnswerValidator). */
+        private long answerLeft = -1;
 
-        Call(MeshSession session, UpstreamListener listener, WmpLimits limits) {
+        Call(MeshSession session, UpstreamListener listener, WmpLimits limits, Rejections rejected) {
             this.session = session;
             this.listener = listener;
             this.limits = limits;
+            this.rejected = rejected;
         }
 
         @Override
@@ -79,6 +97,7 @@ public final class WmpUpstream implements Upstream {
             }
             WmpHeaders fields = ProxyHeaders.forwardRequest(head, clientAddress);
             checkFits(head, authority, fields, body);
+            toHead = head.isHead();
             stream = session.openStream();
             stream.listener(this);
             stream.sendHead(new WmpRequest(stream.id(), endStream, head.method(), authority, head.path(), fields, body),
@@ -151,12 +170,48 @@ public final class WmpUpstream implements Upstream {
                 frame.release();
                 return;
             }
-            listener.onResponseHead(new ResponseHead(r.status(), r.headers()), r.body(), r.endStream());
+            Refusal bad = WmpAnswerValidator.check(r, toHead);
+            if (bad != null) {
+                refuse(r, bad);
+                return;
+            }
+            answerLeft = WmpAnswerValidator.bodyLeft(r, toHead);
+            dropBody = WmpAnswerValidator.bodiless(r.status(), toHead);
+            ByteBuf body = r.body();
+            if (dropBody && body.isReadable()) {
+                body.release();
+                body = Unpooled.EMPTY_BUFFER;
+            }
+            listener.onResponseHead(new ResponseHead(r.status(), r.headers()), body, r.endStream());
         }
 
         @Override
         public void onData(WmpData data) {
+            if (dropBody) {
+                int n = data.body().readableBytes();
+                data.release();
+                stream.consumed(n); // passed on as far as it goes: to nowhere
+                if (data.endStream()) {
+                    listener.onResponseData(Unpooled.EMPTY_BUFFER, true);
+                }
+                return;
+            }
+            if (answerLeft >= 0) {
+                // Checked before a byte is passed on: past its length, a body runs into the client's next answer.
+                answerLeft -= data.body().readableBytes();
+                Refusal bad = WmpAnswerValidator.checkData(answerLeft, data.endStream());
+                if (bad != null) {
+                    refuse(data, bad);
+                    return;
+                }
+            }
             listener.onResponseData(data.body(), data.endStream());
+        }
+
+        /** The answer broke the rules: its stream is reset, and the exchange answers 502 or cuts what it relayed. */
+        private void refuse(WmpFrame frame, Refusal bad) {
+            WmpAnswerValidator.refuse(stream, frame, bad, rejected);
+            listener.onError(WmpAnswerValidator.error(bad, session.peer()));
         }
 
         @Override

@@ -30,7 +30,7 @@ class WmpRequestValidatorTest {
     }
 
     private static Reason refusal(WmpRequest r) {
-        WmpRequestValidator.Refusal bad = WmpRequestValidator.check(r);
+        WmpBoundary.Refusal bad = WmpRequestValidator.check(r);
         return bad == null ? null : bad.reason();
     }
 
