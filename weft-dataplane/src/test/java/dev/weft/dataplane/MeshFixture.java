@@ -3,6 +3,7 @@ package dev.weft.dataplane;
 import dev.weft.control.ControlPlane;
 import dev.weft.dataplane.http.Http1RequestDecoder;
 import dev.weft.dataplane.observe.ObservabilityConfig;
+import dev.weft.registry.support.Durations;
 
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -27,6 +28,9 @@ final class MeshFixture implements AutoCloseable {
     ObservabilityConfig observability = ObservabilityConfig.defaults();
     /** The HTTP/1.1 listeners' request-head timeout: the production default unless a test sets one before starting. */
     Duration requestHeadTimeout = Http1RequestDecoder.DEFAULT_HEAD_TIMEOUT;
+    /** The idle timeout of the HTTP/1.1 listeners, and the body timeout: the production defaults unless set. */
+    Duration idleTimeout = Durations.parse(SidecarConfig.Defaults.IDLE_TIMEOUT);
+    Duration bodyTimeout = Durations.parse(SidecarConfig.Defaults.BODY_TIMEOUT);
 
     MeshFixture(String collaborator) throws Exception {
         this(collaborator, "wmp");
@@ -69,7 +73,7 @@ final class MeshFixture implements AutoCloseable {
                 .queueSize(2048).queueTimeout(Duration.ofSeconds(10)).leaseTtl(Duration.ofSeconds(2))
                 .balancer("weighted-round-robin").collaborator(collaborator).workers(2).meshProtocol(meshProtocol)
                 .meshConnectionsPerPeer(2).drainTimeout(Duration.ofSeconds(5)).observability(observability)
-                .requestHeadTimeout(requestHeadTimeout).build();
+                .requestHeadTimeout(requestHeadTimeout).idleTimeout(idleTimeout).bodyTimeout(bodyTimeout).build();
         Sidecar s = new Sidecar(cfg);
         started.add(s);
         s.start();

@@ -133,6 +133,14 @@ public final class Http1RequestDecoder extends Http1Decoder {
                 + ": the limit weft sidecar --request-head-timeout sets)");
     }
 
+    /**
+     * Whether a request head has begun and is not complete: then this decoder's head timeout governs the connection,
+     * not the downstream's idle timeout.
+     */
+    public boolean readingHead() {
+        return headInProgress();
+    }
+
     @Override
     protected void handlerRemoved0(ChannelHandlerContext ctx) {
         if (headCheck != null) {
