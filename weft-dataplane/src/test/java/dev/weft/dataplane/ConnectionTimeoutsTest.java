@@ -25,7 +25,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * Issue 16's idle keep-alive and body-progress timeouts over real sockets, with timeouts of 300 ms set through the
  * config builder: an idle client connection is closed quietly after the timeout, and never while its request waits
  * on a slow app; a request body that stops coming is answered 408 and the app sees its request end; an answer body
- * that stops coming is cut; bodies that keep coming, however slowly in total, pass; each is counted. The app is a
+ * that stops coming is cut, by the provider side reading the app or by the consumer side reading an {@code http1}
+ * peer; bodies that keep coming, however slowly in total, pass; each is counted. The app is a
  * few lines over plain sockets that misbehaves on purpose ({@link RawApp}). Every wait is bounded: RawHttp's reads
  * by its 15 s socket timeout, the app's by 20 s, polls by 10 s.
  */
@@ -140,6 +141,23 @@ class ConnectionTimeoutsTest {
             awaitEquals(app.answersCut::get, 1, "the app's connection closed under its stalled answer");
             assertThat(metrics(provider)).contains("weft_upstream_answer_timeouts_total{upstream=\"app\"} 1");
             assertThat(metrics(consumer)).contains("weft_streams_reset_total 1");
+        }
+    }
+
+    @Test
+    void anHttp1PeerWhoseAnswerStallsIsCutByTheConsumerSideItself() throws Exception {
+        try (MeshFixture mesh = new MeshFixture("event-loop", "http1"); RawApp app = new RawApp();
+             TestApp consumerApp = new TestApp()) {
+            Sidecar provider = mesh.provider("provider", "p1", app.address(), 1, 10); // its own: the default, 60 s
+            mesh.bodyTimeout = TIMEOUT;
+            Sidecar consumer = mesh.consumer(consumerApp.address(), List.of("provider"), false);
+            try (RawHttp c = new RawHttp(MeshFixture.port(consumer, "upstream provider"))) {
+                c.send("GET /half HTTP/1.1\r\nHost: provider\r\n\r\n");
+                assertThatThrownBy(c::read).isInstanceOf(EOFException.class).hasMessageContaining("500 of 1000 bytes");
+            }
+            awaitEquals(app.answersCut::get, 1, "the cut reached the app through the provider side");
+            assertThat(metrics(consumer)).contains("weft_upstream_answer_timeouts_total{upstream=\"peer_sidecars\"} 1");
+            assertThat(metrics(provider)).contains("weft_upstream_answer_timeouts_total{upstream=\"app\"} 0");
         }
     }
 
