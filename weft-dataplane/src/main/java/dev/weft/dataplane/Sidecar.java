@@ -125,9 +125,9 @@ public final class Sidecar implements AutoCloseable {
         // The local app is a one-endpoint cluster: the same admission code (capacity + bounded queue) that protects
         // remote endpoints keeps the app under --capacity.
         app = new LocalApp(transport, config.service(), config.app(), config.capacity(), config.queueSize(),
-                config.queueTimeout());
+                config.queueTimeout(), config.timeouts().body());
         inbound = new InboundServer(transport, app.cluster(), app.upstream(), collaborator, metrics, limits,
-                codecMetrics, observer, config.service(), config.requestHeadTimeout());
+                codecMetrics, observer, config.service(), config.timeouts());
         InetSocketAddress in = inbound.bind(config.inbound());
         bound.put("inbound", in);
 
@@ -135,10 +135,10 @@ public final class Sidecar implements AutoCloseable {
         meshUpstream = switch (config.meshProtocol()) {
             case WMP -> new WmpUpstream(meshPool);
             case HTTP1 -> httpMeshUpstream = new HttpUpstream(transport, "peer sidecar",
-                    e -> router.policyFor(e.service()).maxConnections());
+                    e -> router.policyFor(e.service()).maxConnections(), config.timeouts().body());
         };
         outbound = new OutboundServer(transport, router, meshUpstream, collaborator, metrics, observer,
-                config.service(), config.requestHeadTimeout());
+                config.service(), config.timeouts());
         for (Map.Entry<String, InetSocketAddress> u : new TreeMap<>(config.upstreams()).entrySet()) {
             bound.put("upstream " + u.getKey(), outbound.bind(u.getValue(), u.getKey()));
         }

@@ -139,6 +139,16 @@ public final class SidecarCommand implements Callable<Integer> {
             description = "Longest a client may take to send a request head once its first byte arrived; then 408 and close (slow-loris clients) (default: ${DEFAULT-VALUE}; 0 = no limit).")
     Duration requestHeadTimeout;
 
+    @Option(names = "--idle-timeout", defaultValue = SidecarConfig.Defaults.IDLE_TIMEOUT, converter = DurationOrOffConverter.class,
+            paramLabel = "DURATION",
+            description = "Longest a client connection to an HTTP/1.1 listener may wait for its next request; then it is closed, quietly (nginx's keepalive_timeout) (default: ${DEFAULT-VALUE}; 0 = no limit).")
+    Duration idleTimeout;
+
+    @Option(names = "--body-timeout", defaultValue = SidecarConfig.Defaults.BODY_TIMEOUT, converter = DurationOrOffConverter.class,
+            paramLabel = "DURATION",
+            description = "Longest a body may go without a byte: a client's request body (then 408 and close) or an app's answer body (then the answer is cut) (default: ${DEFAULT-VALUE}; 0 = no limit).")
+    Duration bodyTimeout;
+
     // --- observability (docs/observability.md) ---
 
     @Option(names = "--metrics", paramLabel = "on|off", defaultValue = "on",
@@ -233,6 +243,7 @@ public final class SidecarCommand implements Callable<Integer> {
                 .queueTimeout(queueTimeout).leaseTtl(leaseTtl).balancer(balancer).collaborator(collaborator)
                 .meshProtocol(meshProtocol).meshConnectionsPerPeer(meshConnections).drainTimeout(drainTimeout)
                 .observability(observabilityConfig()).requestHeadTimeout(requestHeadTimeout)
+                .idleTimeout(idleTimeout).bodyTimeout(bodyTimeout)
                 .appHealth(new AppHealth.Config(appHealthPath, appHealthInterval, appHealthInterval,
                         appUnhealthyThreshold, appHealthyThreshold));
         if (workers != null) {

@@ -4,6 +4,7 @@ import dev.weft.dataplane.balancing.Balancer;
 import dev.weft.dataplane.inbound.AppHealth;
 import dev.weft.dataplane.collab.Collaborator;
 import dev.weft.dataplane.observe.ObservabilityConfig;
+import dev.weft.dataplane.transport.ConnectionTimeouts;
 import dev.weft.dataplane.transport.Transport;
 import dev.weft.registry.support.Durations;
 
@@ -43,6 +44,8 @@ public final class SidecarConfig {
         public static final String MESH_CONNECTIONS = "2";
         public static final String DRAIN_TIMEOUT = "10s";
         public static final String REQUEST_HEAD_TIMEOUT = "10s";
+        public static final String IDLE_TIMEOUT = "75s";
+        public static final String BODY_TIMEOUT = "60s";
 
         private Defaults() {}
     }
@@ -130,7 +133,7 @@ public final class SidecarConfig {
     private final int meshConnectionsPerPeer;
     private final Duration drainTimeout;
     private final ObservabilityConfig observability;
-    private final Duration requestHeadTimeout;
+    private final ConnectionTimeouts timeouts;
     private final AppHealth.Config appHealth;
 
     private SidecarConfig(Builder b) {
@@ -155,7 +158,7 @@ public final class SidecarConfig {
         meshConnectionsPerPeer = b.meshConnectionsPerPeer;
         drainTimeout = b.drainTimeout;
         observability = b.observability;
-        requestHeadTimeout = b.requestHeadTimeout;
+        timeouts = b.timeouts;
         appHealth = b.appHealth;
     }
 
@@ -267,12 +270,9 @@ public final class SidecarConfig {
         return observability;
     }
 
-    /**
-     * Longest an HTTP/1.1 listener waits for a request head to complete once its first byte came, before 408 and
-     * close; zero: no limit.
-     */
-    public Duration requestHeadTimeout() {
-        return requestHeadTimeout;
+    /** The timeouts of every phase of a connection: request head, idle keep-alive, body progress; zero: no limit. */
+    public ConnectionTimeouts timeouts() {
+        return timeouts;
     }
 
     /** How the local app is checked; readiness and registration follow it (inbound/AppHealth). */
@@ -303,7 +303,8 @@ public final class SidecarConfig {
         private int meshConnectionsPerPeer = Integer.parseInt(Defaults.MESH_CONNECTIONS);
         private Duration drainTimeout = Durations.parse(Defaults.DRAIN_TIMEOUT);
         private ObservabilityConfig observability = ObservabilityConfig.defaults();
-        private Duration requestHeadTimeout = Durations.parse(Defaults.REQUEST_HEAD_TIMEOUT);
+        private ConnectionTimeouts timeouts = new ConnectionTimeouts(Durations.parse(Defaults.REQUEST_HEAD_TIMEOUT),
+                Durations.parse(Defaults.IDLE_TIMEOUT), Durations.parse(Defaults.BODY_TIMEOUT));
         private AppHealth.Config appHealth = AppHealth.Config.defaults();
 
         private Builder(String service, InetSocketAddress app) {
@@ -418,11 +419,19 @@ public final class SidecarConfig {
 
         /** Zero: no limit. */
         public Builder requestHeadTimeout(Duration d) {
-            if (d.isNegative()) {
-                throw new IllegalArgumentException("requestHeadTimeout " + d
-                        + " is negative (expected a duration, or zero for no limit)");
-            }
-            requestHeadTimeout = d;
+            timeouts = timeouts.requestHead(d);
+            return this;
+        }
+
+        /** Zero: no limit. */
+        public Builder idleTimeout(Duration d) {
+            timeouts = timeouts.idle(d);
+            return this;
+        }
+
+        /** Zero: no limit. */
+        public Builder bodyTimeout(Duration d) {
+            timeouts = timeouts.body(d);
             return this;
         }
 

@@ -4,6 +4,7 @@ import dev.weft.control.ControlPlane;
 import dev.weft.dataplane.http.Http1RequestDecoder;
 import dev.weft.dataplane.inbound.AppHealth;
 import dev.weft.dataplane.observe.ObservabilityConfig;
+import dev.weft.registry.support.Durations;
 
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
@@ -30,6 +31,9 @@ final class MeshFixture implements AutoCloseable {
     Duration requestHeadTimeout = Http1RequestDecoder.DEFAULT_HEAD_TIMEOUT;
     /** How sidecars check their app: the production default unless a test sets one before starting them. */
     AppHealth.Config appHealth = AppHealth.Config.defaults();
+    /** The idle timeout of the HTTP/1.1 listeners, and the body timeout: the production defaults unless set. */
+    Duration idleTimeout = Durations.parse(SidecarConfig.Defaults.IDLE_TIMEOUT);
+    Duration bodyTimeout = Durations.parse(SidecarConfig.Defaults.BODY_TIMEOUT);
 
     MeshFixture(String collaborator) throws Exception {
         this(collaborator, "wmp");
@@ -72,7 +76,8 @@ final class MeshFixture implements AutoCloseable {
                 .queueSize(2048).queueTimeout(Duration.ofSeconds(10)).leaseTtl(Duration.ofSeconds(2))
                 .balancer("weighted-round-robin").collaborator(collaborator).workers(2).meshProtocol(meshProtocol)
                 .meshConnectionsPerPeer(2).drainTimeout(Duration.ofSeconds(5)).observability(observability)
-                .requestHeadTimeout(requestHeadTimeout).appHealth(appHealth).build();
+                .requestHeadTimeout(requestHeadTimeout).idleTimeout(idleTimeout).bodyTimeout(bodyTimeout)
+                .appHealth(appHealth).build();
         Sidecar s = new Sidecar(cfg);
         started.add(s);
         s.start();

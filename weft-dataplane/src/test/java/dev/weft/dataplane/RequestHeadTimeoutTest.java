@@ -2,7 +2,6 @@ package dev.weft.dataplane;
 
 import dev.weft.dataplane.http.Http1RequestDecoder;
 import org.junit.jupiter.api.Test;
-import picocli.CommandLine;
 
 import java.time.Duration;
 import java.util.List;
@@ -80,15 +79,7 @@ class RequestHeadTimeoutTest {
     }
 
     private static Duration flag(String... flags) {
-        SidecarCommand cmd = new SidecarCommand();
-        String[] args = new String[flags.length + 4];
-        args[0] = "--service";
-        args[1] = "s";
-        args[2] = "--app";
-        args[3] = "127.0.0.1:1";
-        System.arraycopy(flags, 0, args, 4, flags.length);
-        new CommandLine(cmd).parseArgs(args);
-        return cmd.requestHeadTimeout;
+        return SidecarFlags.parse(flags).requestHeadTimeout;
     }
 
     private static RawHttp.Response get(int port, String path) throws Exception {

@@ -17,15 +17,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class SidecarObservabilityFlagsTest {
 
     private static ObservabilityConfig parse(String... flags) {
-        SidecarCommand cmd = new SidecarCommand();
-        String[] args = new String[flags.length + 4];
-        args[0] = "--service";
-        args[1] = "s";
-        args[2] = "--app";
-        args[3] = "127.0.0.1:1";
-        System.arraycopy(flags, 0, args, 4, flags.length);
-        new CommandLine(cmd).parseArgs(args);
-        return cmd.observabilityConfig();
+        return SidecarFlags.parse(flags).observabilityConfig();
     }
 
     @Test

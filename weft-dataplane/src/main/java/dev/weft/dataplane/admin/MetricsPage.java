@@ -109,10 +109,15 @@ public final class MetricsPage implements Supplier<Reply> {
         p.counter("weft_http_rejected_total", "", metrics.headersTooLarge.sum(), "reason", "headers_too_large");
         p.counter("weft_http_rejected_total", "", metrics.smuggling.sum(), "reason", "conflicting_framing");
         p.counter("weft_http_rejected_total", "", metrics.requestHeadTimeouts.sum(), "reason", "request_timeout");
+        p.counter("weft_http_rejected_total", "", metrics.bodyTimeouts.sum(), "reason", "body_timeout");
         p.counter("weft_http_rejected_total", "", metrics.unknownService.sum(), "reason", "unknown_service");
         metrics.rejected.render(p);
         p.counter("weft_app_connect_failures_total", "Failed connections to the local app.", metrics.appConnectFailures.sum());
         p.counter("weft_app_protocol_errors_total", "Answers from the local app refused as malformed HTTP/1.1 (502 app-protocol-error).", appUpstream.protocolErrors());
+        p.counter("weft_upstream_answer_timeouts_total", "Answers cut because their body stopped coming for --body-timeout.", appUpstream.answerTimeouts(), "upstream", "app");
+        if (httpMeshUpstream != null) {
+            p.counter("weft_upstream_answer_timeouts_total", "", httpMeshUpstream.answerTimeouts(), "upstream", "peer_sidecars");
+        }
         p.counter("weft_app_connections_opened_total", "Connections opened to the local app.", metrics.appConnectionsOpened.sum());
         p.counter("weft_app_rejected_total", "Inbound requests refused because the app was at capacity and the queue full or timed out.", metrics.appRejectedAtCapacity.sum());
         p.gauge("weft_app_in_flight", "Requests in flight at the local app.", appCluster.endpoints().stream().mapToInt(EndpointState::inFlight).sum());
@@ -127,6 +132,7 @@ public final class MetricsPage implements Supplier<Reply> {
         p.counter("weft_connections_opened_total", "Connections opened, by kind.", metrics.downstreamConnections.sum(), "kind", "app_to_sidecar");
         p.counter("weft_connections_opened_total", "", metrics.meshConnectionsAccepted.sum(), "kind", "mesh_inbound");
         p.counter("weft_connections_opened_total", "", meshPool.opened(), "kind", "mesh_outbound");
+        p.counter("weft_connections_closed_total", "Client connections to an HTTP/1.1 listener the sidecar closed on its own, by reason (idle: no request for --idle-timeout).", metrics.idleConnectionsClosed.sum(), "reason", "idle");
         p.gauge("weft_connections_open", "Connections open, by kind.", outbound.openConnections(), "kind", "app_to_sidecar");
         p.gauge("weft_connections_open", "", inbound.openConnections(), "kind", "mesh_inbound");
         p.gauge("weft_connections_open", "", meshPool.openConnections(), "kind", "mesh_outbound");

@@ -5,12 +5,16 @@ import dev.weft.dataplane.exchange.ExchangeError;
 import dev.weft.dataplane.exchange.PolicyStack;
 import dev.weft.dataplane.exchange.ProxyExchange;
 import dev.weft.dataplane.http.Http1Messages;
+import dev.weft.dataplane.http.Http1RequestDecoder;
 import dev.weft.dataplane.http.Http1Writer;
 import dev.weft.dataplane.http.HttpErrors;
 import dev.weft.dataplane.http.RequestHead;
 import dev.weft.dataplane.http.ResponseHead;
 import dev.weft.dataplane.metrics.SidecarMetrics;
+import dev.weft.dataplane.transport.ConnectionTimeouts;
+import dev.weft.dataplane.transport.StallTimer;
 import dev.weft.protocol.WmpHeaders;
+import dev.weft.registry.support.Durations;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
@@ -21,6 +25,7 @@ import io.netty.util.ReferenceCountUtil;
 
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayDeque;
 
 /**
@@ -37,6 +42,14 @@ import java.util.ArrayDeque;
  * <p>Answers are written as bytes by {@link Http1Writer}: a whole small answer is one buffer, head and body; a
  * streamed one its head, then its pieces (as chunks when it has no Content-Length). The writer refuses any field
  * with CR, LF or NUL, so nothing from a peer can inject a header line into the client's answer.
+ *
+ * <p>Two of the connection's timeouts are kept here ({@link ConnectionTimeouts}; the request head's is the decoder's), on
+ * the Worker's {@link StallTimer}: while a request body is coming, the longest wait for its next byte
+ * ({@code --body-timeout}: 408 {@code body-timeout}, what went upstream is cancelled, the connection closed); between
+ * requests, the longest wait for the next one ({@code --idle-timeout}: closed quietly, since the client asked nothing).
+ * While an answer is awaited or written nothing is timed here: a slow app is the deadline's business, and a slow
+ * answer body the upstream's. A wait this side caused (reading paused by back-pressure) never counts. Each read costs
+ * an int increment; each change of phase a few field writes.
  *
  * <p>Thread: the connection's Worker event loop only. Buffers: body pieces from the decoder are owned here until
  * given to the exchange ({@link ProxyExchange#onRequestBody}) or released; answer bodies given by the exchange are
@@ -63,13 +76,30 @@ public final class Http1Downstream extends ChannelInboundHandlerAdapter implemen
     private boolean chunkedAnswer;
     private boolean closing;
 
+    private final long idleTimeoutNanos;
+    private final long bodyTimeoutNanos;
+    private final Duration bodyTimeout;
+    /** The idle and body timeouts' clock, linked to the Worker's timer while it runs. */
+    private final StallTimer.Watch clock = new StallTimer.Watch(this::stalled);
+    /** The decoder before this handler, asked whether a head has begun; null without one (tests). */
+    private Http1RequestDecoder decoder;
+
+    /** A downstream with no idle or body timeout. */
+    public Http1Downstream(PolicyStack stack, boolean addClientAddress) {
+        this(stack, addClientAddress, ConnectionTimeouts.NONE);
+    }
+
     /**
      * @param addClientAddress append the downstream's address to X-Forwarded-For: true where the downstream is the
      *                         original client, false on the mesh's second hop (the first hop already added it)
+     * @param timeouts         the idle and body timeouts are kept here (the head's is the decoder's)
      */
-    public Http1Downstream(PolicyStack stack, boolean addClientAddress) {
+    public Http1Downstream(PolicyStack stack, boolean addClientAddress, ConnectionTimeouts timeouts) {
         this.stack = stack;
         this.addClientAddress = addClientAddress;
+        this.idleTimeoutNanos = timeouts.idle().toNanos();
+        this.bodyTimeout = timeouts.body();
+        this.bodyTimeoutNanos = bodyTimeout.toNanos();
     }
 
     @Override
@@ -81,6 +111,8 @@ public final class Http1Downstream extends ChannelInboundHandlerAdapter implemen
                 clientAddress = a.getAddress().getHostAddress();
             }
         }
+        decoder = ctx.pipeline().get(Http1RequestDecoder.class);
+        retime(); // a new connection is idle until its first request
     }
 
     @Override
@@ -160,7 +192,53 @@ public final class Http1Downstream extends ChannelInboundHandlerAdapter implemen
         if (held != null && !closing) {
             open();
         }
+        retime(); // bytes came: progress, and perhaps a new phase
         ctx.fireChannelReadComplete();
+    }
+
+    /**
+     * Times what the connection waits for now: the request body's next byte while one is coming, the next request
+     * while none is in progress; nothing while an answer is awaited or written, or once closing. Starts the clock
+     * again, so it is called where something happened: a read, the end of an answer.
+     */
+    private void retime() {
+        long t = closing ? 0 : inRequest ? bodyTimeoutNanos : current == null && backlog.isEmpty() ? idleTimeoutNanos : 0;
+        clock.time(ctx.channel(), t);
+    }
+
+    /** The clock ran out: the request body stopped coming, or no request came. */
+    private void stalled() {
+        if (closing || !ctx.channel().isActive()) {
+            return;
+        }
+        if (!inRequest && (answering() || !backlog.isEmpty() || decoder != null && decoder.readingHead())) {
+            retime(); // not idle: an answer is due, or a head has begun (the request-head timeout governs it)
+            return;
+        }
+        closing = true;
+        if (!inRequest) {
+            stack.metrics().idleConnectionsClosed.increment();
+            ctx.channel().close(); // the client asked nothing, so nothing is answered
+            return;
+        }
+        stack.metrics().bodyTimeouts.increment();
+        ProxyExchange x = current;
+        current = null;
+        if (x == null) {
+            ctx.channel().close(); // already answered (refused early); the rest of its body was being dropped
+            return;
+        }
+        boolean started = x.relayed();
+        x.abort("the request body stopped coming"); // cancels what went upstream: the app sees its request end
+        if (started) {
+            ctx.channel().close(); // an answer is under way: no other can follow it
+            return;
+        }
+        ExchangeError e = new ExchangeError(408, "body-timeout", "no byte of the request body arrived for "
+                + Durations.format(bodyTimeout) + " (expected the body to keep coming: the limit weft sidecar"
+                + " --body-timeout sets)", false);
+        ctx.channel().config().setAutoRead(false);
+        ctx.writeAndFlush(errorBytes(e, true)).addListener(ChannelFutureListener.CLOSE);
     }
 
     /** Opens the exchange for the held head and gives it what body came with it. */
@@ -343,6 +421,7 @@ public final class Http1Downstream extends ChannelInboundHandlerAdapter implemen
             // Answered before the body ended (a refusal): drop the rest of it as it comes, then serve what follows.
             ctx.channel().config().setAutoRead(true);
             ctx.read();
+            retime();
         }
     }
 
@@ -359,11 +438,13 @@ public final class Http1Downstream extends ChannelInboundHandlerAdapter implemen
             ctx.channel().config().setAutoRead(true);
             ctx.read();
         }
+        retime();
     }
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
         closing = true;
+        retime(); // stops the clock: the timer must not keep a closed connection reachable
         held = null; // a head alone holds no buffer
         releaseHeldPiece();
         if (current != null) {

@@ -43,7 +43,8 @@ import static dev.weft.dataplane.http.Http1Grammar.quote;
  * usual case, costs an int increment: no clock read, no task, no allocation. A check that finds its head complete
  * does nothing, or waits on for the head begun since; one that finds reading paused by this side (AUTO_READ off while
  * an earlier request is answered) starts the head's clock again, since the missing bytes may be in the socket unread.
- * An idle keep-alive connection between requests has no head in progress and is not timed.
+ * An idle keep-alive connection between requests has no head in progress and is not timed here: the downstream's
+ * idle timeout ({@code --idle-timeout}) is for that, and leaves a head in progress to this one ({@link #readingHead}).
  *
  * <p>Thread: the listener connection's Worker event loop, the timer's check included; not thread safe. Buffers:
  * see {@link Http1Decoder}; the receiver releases each body ByteBuf.
@@ -131,6 +132,14 @@ public final class Http1RequestDecoder extends Http1Decoder {
         rejectNow(ctx, 408, "request-timeout", "the request head was not complete " + Durations.format(headTimeout)
                 + " after its first byte arrived (expected the whole head within " + Durations.format(headTimeout)
                 + ": the limit weft sidecar --request-head-timeout sets)");
+    }
+
+    /**
+     * Whether a request head has begun and is not complete: then this decoder's head timeout governs the connection,
+     * not the downstream's idle timeout.
+     */
+    public boolean readingHead() {
+        return headInProgress();
     }
 
     @Override

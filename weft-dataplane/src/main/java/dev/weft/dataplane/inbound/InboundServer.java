@@ -6,9 +6,11 @@ import dev.weft.dataplane.http.Http1RequestDecoder;
 import dev.weft.dataplane.mesh.MeshSession;
 import dev.weft.dataplane.metrics.SidecarMetrics;
 import dev.weft.dataplane.observe.ExchangeObserver;
+import dev.weft.dataplane.transport.ConnectionTimeouts;
 import dev.weft.dataplane.downstream.Http1Downstream;
 import dev.weft.dataplane.downstream.WmpDownstream;
 import dev.weft.dataplane.exchange.PolicyStack;
+import dev.weft.dataplane.transport.StallTimer;
 import dev.weft.dataplane.transport.Transport;
 import dev.weft.dataplane.upstream.Upstream;
 import dev.weft.protocol.WmpCodec;
@@ -29,7 +31,6 @@ import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.util.concurrent.GlobalEventExecutor;
 
 import java.net.InetSocketAddress;
-import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -47,15 +48,18 @@ public final class InboundServer implements AutoCloseable {
     private final SidecarMetrics metrics;
     private final WmpLimits limits;
     private final WmpCodecMetrics codecMetrics;
-    private final Duration requestHeadTimeout;
+    private final ConnectionTimeouts timeouts;
     private final ChannelGroup connections = new DefaultChannelGroup("weft-inbound", GlobalEventExecutor.INSTANCE);
     private Channel listener;
 
-    /** @param requestHeadTimeout for HTTP/1.1 peers: see {@link Http1RequestDecoder#Http1RequestDecoder(Duration)} */
+    /**
+     * @param timeouts of each connection until its first byte (idle), then of each from an HTTP/1.1 peer (a WMP
+     *                 connection has its heartbeat instead)
+     */
     public InboundServer(Transport transport, Cluster app, Upstream appUpstream, Collaborator collaborator,
                          SidecarMetrics metrics, WmpLimits limits, WmpCodecMetrics codecMetrics,
-                         ExchangeObserver observer, String localService, Duration requestHeadTimeout) {
-        this.requestHeadTimeout = requestHeadTimeout;
+                         ExchangeObserver observer, String localService, ConnectionTimeouts timeouts) {
+        this.timeouts = timeouts;
         this.transport = transport;
         this.stack = PolicyStack.inbound(app, appUpstream, collaborator, metrics, observer, localService);
         this.metrics = metrics;
@@ -91,15 +95,35 @@ public final class InboundServer implements AutoCloseable {
     }
 
     private void installHttp(ChannelPipeline p) {
-        p.addLast("http-decoder", new Http1RequestDecoder(requestHeadTimeout));
-        p.addLast("downstream", new Http1Downstream(stack, false));
+        p.addLast("http-decoder", new Http1RequestDecoder(timeouts.requestHead()));
+        p.addLast("downstream", new Http1Downstream(stack, false, timeouts));
     }
 
     /**
-     * Reads the first byte, installs the matching protocol's handlers, and hands them everything read so far.
+     * Reads the first byte, installs the matching protocol's handlers, and hands them everything read so far. A
+     * connection that sends no byte at all is idle like any other: closed after the idle timeout, and counted.
      * Thread: the connection's Worker. Buffers: the cumulation is passed on by ByteToMessageDecoder on removal.
      */
     private final class ProtocolDetector extends ByteToMessageDecoder {
+        private final StallTimer.Watch firstByte = new StallTimer.Watch(this::idle);
+        private Channel channel;
+
+        @Override
+        public void handlerAdded(ChannelHandlerContext ctx) {
+            channel = ctx.channel();
+            firstByte.time(channel, timeouts.idle().toNanos());
+        }
+
+        @Override
+        protected void handlerRemoved0(ChannelHandlerContext ctx) {
+            firstByte.time(channel, 0); // the protocol's own handlers time the connection from here on
+        }
+
+        private void idle() {
+            metrics.idleConnectionsClosed.increment();
+            channel.close();
+        }
+
         @Override
         protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
             if (!in.isReadable()) {

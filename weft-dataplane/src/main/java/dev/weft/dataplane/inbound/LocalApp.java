@@ -29,16 +29,17 @@ public final class LocalApp {
     private ServicePolicy.ConcurrencyLimit limit;
 
     /**
-     * @param capacity most requests in flight to the app ({@code --capacity}; 0 = unlimited)
+     * @param capacity    most requests in flight to the app ({@code --capacity}; 0 = unlimited)
+     * @param bodyTimeout longest the app's answer body may go without a byte ({@code --body-timeout}; zero: no limit)
      */
     public LocalApp(Transport transport, String service, InetSocketAddress app, int capacity, int queueSize,
-                    Duration queueTimeout) {
+                    Duration queueTimeout, Duration bodyTimeout) {
         this.capacity = capacity;
         cluster = new Cluster("app:" + service, Balancer.named("round-robin"), queueSize, queueTimeout);
         cluster.update(List.of(new Endpoint(service, "local-app", app.getHostString(), app.getPort(), 1, capacity,
                 Map.of())));
         applyLimit(cluster.policy().concurrencyLimit());
-        upstream = new HttpUpstream(transport, "app", e -> cluster.policy().maxConnections());
+        upstream = new HttpUpstream(transport, "app", e -> cluster.policy().maxConnections(), bodyTimeout);
     }
 
     public Cluster cluster() {

@@ -11,6 +11,10 @@ public final class SidecarMetrics {
     public final LongAdder smuggling = new LongAdder();
     /** Connections answered 408: a request head not complete within --request-head-timeout of its first byte. */
     public final LongAdder requestHeadTimeouts = new LongAdder();
+    /** Requests answered 408 (or cut, if answered already): no byte of their body for --body-timeout. */
+    public final LongAdder bodyTimeouts = new LongAdder();
+    /** Client connections to an HTTP/1.1 listener closed after --idle-timeout with no request. */
+    public final LongAdder idleConnectionsClosed = new LongAdder();
     public final LongAdder unknownService = new LongAdder();
     public final LongAdder appConnectFailures = new LongAdder();
     public final LongAdder appConnectionsOpened = new LongAdder();

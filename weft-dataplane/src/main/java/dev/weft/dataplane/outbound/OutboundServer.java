@@ -4,6 +4,7 @@ import dev.weft.dataplane.collab.Collaborator;
 import dev.weft.dataplane.http.Http1RequestDecoder;
 import dev.weft.dataplane.metrics.SidecarMetrics;
 import dev.weft.dataplane.observe.ExchangeObserver;
+import dev.weft.dataplane.transport.ConnectionTimeouts;
 import dev.weft.dataplane.downstream.Http1Downstream;
 import dev.weft.dataplane.exchange.PolicyStack;
 import dev.weft.dataplane.transport.Transport;
@@ -18,7 +19,6 @@ import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.util.concurrent.GlobalEventExecutor;
 
 import java.net.InetSocketAddress;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -42,15 +42,15 @@ public final class OutboundServer implements AutoCloseable {
     private final SidecarMetrics metrics;
     private final ExchangeObserver observer;
     private final String localService;
-    private final Duration requestHeadTimeout;
+    private final ConnectionTimeouts timeouts;
     private final List<Channel> listeners = new ArrayList<>();
     private final ChannelGroup connections = new DefaultChannelGroup("weft-outbound", GlobalEventExecutor.INSTANCE);
 
-    /** @param requestHeadTimeout see {@link Http1RequestDecoder#Http1RequestDecoder(Duration)} */
+    /** @param timeouts of each app connection: its request heads, the waits between requests, request bodies */
     public OutboundServer(Transport transport, Router router, Upstream meshUpstream, Collaborator collaborator,
                           SidecarMetrics metrics, ExchangeObserver observer, String localService,
-                          Duration requestHeadTimeout) {
-        this.requestHeadTimeout = requestHeadTimeout;
+                          ConnectionTimeouts timeouts) {
+        this.timeouts = timeouts;
         this.observer = observer;
         this.localService = localService;
         this.transport = transport;
@@ -85,8 +85,8 @@ public final class OutboundServer implements AutoCloseable {
                         // answer at a time: flushing it at once costs the same one write as deferring it, without a
                         // task per answer (the WMP connections, which carry many, do defer: MeshPool, InboundServer).
                         c.pipeline().addLast("flush", new FlushConsolidationHandler(64, false));
-                        c.pipeline().addLast("http-decoder", new Http1RequestDecoder(requestHeadTimeout));
-                        c.pipeline().addLast("downstream", new Http1Downstream(stack, true));
+                        c.pipeline().addLast("http-decoder", new Http1RequestDecoder(timeouts.requestHead()));
+                        c.pipeline().addLast("downstream", new Http1Downstream(stack, true, timeouts));
                     }
                 })
                 .bind(address).sync().channel();

@@ -7,9 +7,11 @@ import dev.weft.dataplane.http.Http1Writer;
 import dev.weft.dataplane.http.ProxyHeaders;
 import dev.weft.dataplane.http.RequestHead;
 import dev.weft.dataplane.http.ResponseHead;
+import dev.weft.dataplane.transport.StallTimer;
 import dev.weft.dataplane.transport.Transport;
 import dev.weft.protocol.WmpHeaders;
 import dev.weft.registry.Endpoint;
+import dev.weft.registry.support.Durations;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -26,6 +28,7 @@ import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
 
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.Map;
@@ -52,6 +55,11 @@ import java.util.function.ToIntFunction;
  * {@link UpstreamCall#consumed}) all but {@link #MAX_UNCONSUMED} bytes of it, so a slow caller slows the upstream
  * rather than filling memory.
  *
+ * <p>Answer-body progress ({@code --body-timeout}, on the Worker's {@link StallTimer}): from the answer's head to its
+ * end, a connection where no byte moves for that long (a pause this side made excepted) is closed and the call fails,
+ * 504 {@code answer-timeout}, or, once its head was relayed, with the caller's answer cut; counted. Before the head,
+ * the request's deadline governs.
+ *
  * <p>Requests are written by {@link Http1Writer} (a whole small request as one buffer, head and body); answers are
  * read by {@link Http1ResponseDecoder}, whose strict rules make a malformed answer a 502 {@code app-protocol-error}
  * at once, with the connection closed, instead of a head relayed with a body that never comes.
@@ -72,20 +80,30 @@ public final class HttpUpstream implements Upstream {
     private final LongAdder protocolErrors = new LongAdder();
     private final Map<String, AtomicInteger> openPerAddress = new ConcurrentHashMap<>();
     private final ToIntFunction<Endpoint> maxConnections;
+    private final Duration answerTimeout;
+    private final LongAdder answerTimeouts = new LongAdder();
 
     /** @param description names the upstream in errors, e.g. "app" or "peer sidecar" */
     public HttpUpstream(Transport transport, String description) {
-        this(transport, description, e -> 0);
+        this(transport, description, e -> 0, Duration.ZERO);
     }
 
     /**
      * @param maxConnections the most connections to an endpoint, read at each dial (so a policy change applies to
      *                       the next one); 0 for no cap
+     * @param answerTimeout  longest an answer's body may go without a byte once its head came; zero for no limit
      */
-    public HttpUpstream(Transport transport, String description, ToIntFunction<Endpoint> maxConnections) {
+    public HttpUpstream(Transport transport, String description, ToIntFunction<Endpoint> maxConnections,
+                        Duration answerTimeout) {
         this.transport = transport;
         this.description = description;
         this.maxConnections = maxConnections;
+        this.answerTimeout = answerTimeout;
+    }
+
+    /** Answers cut because their body stopped coming for the answer timeout ({@code --body-timeout}). */
+    public long answerTimeouts() {
+        return answerTimeouts.sum();
     }
 
     /** Calls failed fast because their endpoint had as many connections as allowed. */
@@ -204,6 +222,8 @@ public final class HttpUpstream implements Upstream {
         private boolean responseDone;
         private boolean keepAlive;
         private int unconsumed;
+        /** Times the answer's body, from its head to its end, on the Worker's timer. */
+        private final StallTimer.Watch clock = new StallTimer.Watch(this::answerStalled);
 
         Connection(ArrayDeque<Connection> pool, String address) {
             this.pool = pool;
@@ -275,6 +295,7 @@ public final class HttpUpstream implements Upstream {
                 body.release();
                 return;
             }
+            clock.progressed(); // an app that answers as the request comes waits on the caller, not the reverse
             ByteBuf piece = chunked ? Http1Writer.chunk(channel.alloc(), body) : body;
             if (piece.isReadable()) {
                 channel.write(piece, channel.voidPromise());
@@ -316,6 +337,7 @@ public final class HttpUpstream implements Upstream {
         public void cancel() {
             // HTTP/1.1 cannot abandon one request and keep the connection: closing is what frees the upstream.
             listener = null;
+            clock.time(channel, 0);
             if (heldPiece != null) {
                 heldPiece.release();
                 heldPiece = null;
@@ -334,6 +356,7 @@ public final class HttpUpstream implements Upstream {
             if (msg instanceof ResponseHead h) {
                 pendingHead = h;
                 keepAlive = h.keepAlive();
+                clock.time(ctx.channel(), answerTimeout.toNanos());
                 // The app's answer, filtered for the next hop: hop-by-hop fields dropped, this hop added to Via.
                 return;
             }
@@ -362,8 +385,23 @@ public final class HttpUpstream implements Upstream {
                 return;
             }
             responseDone = true;
+            clock.time(ctx.channel(), 0);
             deliver(l, true);
             releaseIfDone();
+        }
+
+        /** The answer's body stopped coming for the answer timeout: the call fails, and the connection with it. */
+        private void answerStalled() {
+            UpstreamListener l = listener;
+            if (l == null || responseDone || !channel.isActive()) {
+                return;
+            }
+            answerTimeouts.increment();
+            listener = null;
+            channel.close();
+            l.onError(new ExchangeError(504, "answer-timeout", description + " at " + address + " sent no byte of"
+                    + " its answer for " + Durations.format(answerTimeout) + " (expected the rest of the answer: the"
+                    + " limit weft sidecar --body-timeout sets)", false));
         }
 
         /** Passes on the head (if not yet) and the held piece ({@code end}: the answer is complete with it). */
@@ -388,6 +426,7 @@ public final class HttpUpstream implements Upstream {
 
         @Override
         public void channelReadComplete(ChannelHandlerContext ctx) {
+            clock.progressed();
             // The read ended inside the answer: pass on what came (the head, the held piece) rather than wait.
             if (listener != null && !responseDone && (heldPiece != null || pendingHead != null && !headDelivered)) {
                 deliver(listener, false);
@@ -429,6 +468,7 @@ public final class HttpUpstream implements Upstream {
         @Override
         public void channelInactive(ChannelHandlerContext ctx) {
             pool.remove(this);
+            clock.time(ctx.channel(), 0); // the timer must not keep a closed connection reachable
             if (heldPiece != null) {
                 heldPiece.release();
                 heldPiece = null;

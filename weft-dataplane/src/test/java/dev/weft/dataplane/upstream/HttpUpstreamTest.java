@@ -21,6 +21,7 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -114,7 +115,7 @@ class HttpUpstreamTest {
 
     @Test
     void theConnectionCapFailsTheNextCallAtOnceWithCircuitOpen() throws Exception {
-        HttpUpstream upstream = new HttpUpstream(transport, "app", e -> 1);
+        HttpUpstream upstream = new HttpUpstream(transport, "app", e -> 1, Duration.ZERO);
         server.script.add(HOLD);
         Recorder busy = new Recorder();
         send(open(upstream, busy), "GET", "/slow");
@@ -133,6 +134,26 @@ class HttpUpstreamTest {
         assertThat(upstream.circuitOpen()).isEqualTo(1);
         assertThat(server.accepted.get()).isEqualTo(1);
         assertThat(upstream.opened()).isEqualTo(1);
+    }
+
+    @Test
+    void anAnswerWhoseBodyStopsComingFailsWithAnswerTimeoutAndItsConnectionIsNotReused() throws Exception {
+        Duration timeout = Duration.ofMillis(200);
+        HttpUpstream upstream = new HttpUpstream(transport, "app", e -> 0, timeout);
+        server.script.add("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhalf"); // 4 bytes of 10, then nothing
+        server.script.add(OK);
+
+        long start = System.nanoTime();
+        Recorder stalled = new Recorder();
+        send(open(upstream, stalled), "GET", "/half");
+
+        assertThat(stalled.head().status()).isEqualTo(200);
+        assertThat(stalled.reset.get(5, TimeUnit.SECONDS)).startsWith("answer-timeout: app at ")
+                .contains("sent no byte of its answer for 200ms").contains("--body-timeout");
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(timeout);
+        assertThat(upstream.answerTimeouts()).isEqualTo(1);
+        assertThat(call(upstream, "GET", "/next").body()).isEqualTo("ok");
+        assertThat(server.accepted.get()).as("the stalled connection was closed, not pooled").isEqualTo(2);
     }
 
     @Test
