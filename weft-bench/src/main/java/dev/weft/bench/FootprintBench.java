@@ -168,7 +168,7 @@ final class FootprintBench {
     }
 
     private String lease() throws IOException, InterruptedException {
-        String body = call("PUT", "/v1/leases", "{\"ttlMillis\": 3600000}");
+        String body = call("PUT", "/v1/leases", "{\"ttlMillis\": 600000}");
         Matcher m = Pattern.compile("\"leaseId\"\\s*:\\s*\"([^\"]+)\"").matcher(body);
         if (!m.find()) {
             throw new IOException("no lease id in " + body);

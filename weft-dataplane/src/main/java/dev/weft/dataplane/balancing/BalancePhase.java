@@ -58,7 +58,7 @@ public final class BalancePhase implements Phase {
     }
 
     private void countRefusal(Future<EndpointState> f) {
-        if (!f.isSuccess() && !(f.cause() instanceof Cluster.ShedException)) {
+        if (!f.isSuccess() && !(f.cause() instanceof ShedException)) {
             metrics.appRejectedAtCapacity.increment(); // queue full or timed out; sheds have their own count
         }
     }

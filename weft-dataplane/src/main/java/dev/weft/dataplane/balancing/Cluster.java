@@ -490,29 +490,4 @@ public final class Cluster {
             return "no-capacity";
         }
     }
-
-    /**
-     * Refused at once by the adaptive concurrency limit in front of the local app: nothing reached the app, so the
-     * caller's sidecar may safely try another instance.
-     */
-    public static final class ShedException extends NoCapacityException {
-        /** The {@code x-weft-error} of a shed answer. */
-        public static final String KIND = "inbound-limit";
-
-        public ShedException(int limit) {
-            super("weft: inbound concurrency limit " + limit + " reached");
-        }
-
-        @Override
-        public String kind() {
-            return KIND;
-        }
-    }
-
-    /** The registry has no live endpoint for the destination (a typo, or every instance is down). */
-    public static final class UnknownServiceException extends NoCapacityException {
-        public UnknownServiceException(String service) {
-            super("unknown service '" + service + "': no live endpoint is registered for it");
-        }
-    }
 }

@@ -1,5 +1,7 @@
 package dev.weft.dataplane.exchange;
 
+import dev.weft.dataplane.balancing.UnknownServiceException;
+import dev.weft.dataplane.balancing.ShedException;
 import dev.weft.dataplane.balancing.Cluster;
 import dev.weft.dataplane.upstream.Upstream;
 
@@ -36,11 +38,11 @@ public final class Failures {
                 cluster.countTimeout();
                 yield new ExchangeError(504, "timeout", t.getMessage(), false);
             }
-            case Cluster.UnknownServiceException u -> {
+            case UnknownServiceException u -> {
                 stack.metrics().unknownService.increment();
                 yield new ExchangeError(503, "unknown-service", u.getMessage(), true);
             }
-            case Cluster.NoCapacityException nc when app && !(nc instanceof Cluster.ShedException) ->
+            case Cluster.NoCapacityException nc when app && !(nc instanceof ShedException) ->
                     new ExchangeError(503, "app-at-capacity", "app of this sidecar is at capacity: " + nc.getMessage(), true);
             case Cluster.NoCapacityException nc -> new ExchangeError(503, nc.kind(), nc.getMessage(), true);
             case Upstream.CircuitOpenException c -> new ExchangeError(503, "circuit-open", c.getMessage(), true);

@@ -112,7 +112,7 @@ class ClusterTest {
         assertThat(waiting.isDone()).isFalse(); // not known yet: waits for the registry's first answer
         c.update(List.of());
         assertThat(waiting.await(2, TimeUnit.SECONDS)).isTrue();
-        assertThat(waiting.cause()).isInstanceOf(Cluster.UnknownServiceException.class)
+        assertThat(waiting.cause()).isInstanceOf(UnknownServiceException.class)
                 .hasMessageContaining("unknown service 'provder'");
     }
 
