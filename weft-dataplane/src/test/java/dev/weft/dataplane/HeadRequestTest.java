@@ -1,5 +1,6 @@
 package dev.weft.dataplane;
 
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -39,6 +40,24 @@ class HeadRequestTest {
                 RawHttp.Response get = c.send("GET /after HTTP/1.1\r\nHost: x\r\n\r\n").read();
                 assertThat(get.status()).isEqualTo(200);
                 assertThat(get.body()).isEqualTo("ok GET /after");
+            }
+        }
+    }
+
+    @Test
+    void theSidecarsOwnErrorAnswerToHeadHasNoBodyAndTheConnectionCarriesOn() throws Exception {
+        try (HeadApp consumerApp = new HeadApp(); MeshFixture mesh = new MeshFixture("event-loop")) {
+            Sidecar consumer = mesh.consumer(consumerApp.address(), List.of(), true);
+            try (RawHttp c = new RawHttp(MeshFixture.port(consumer, "outbound"))) {
+                // A service nobody registered: the sidecar answers 503 itself and keeps the connection.
+                RawHttp.Response head = c.send("HEAD /x HTTP/1.1\r\nHost: nosuch\r\n\r\n").readHead();
+                assertThat(head.status()).isEqualTo(503);
+                assertThat(head.header("x-weft-error")).isEqualTo("unknown-service");
+                assertThat(head.header("connection")).isNull();
+                assertThat(Integer.parseInt(head.header("content-length"))).isPositive();
+                RawHttp.Response next = c.send("GET /x HTTP/1.1\r\nHost: nosuch\r\n\r\n").read();
+                assertThat(next.status()).as("the next answer, not the HEAD's body read as one").isEqualTo(503);
+                assertThat(next.body()).contains("unknown service 'nosuch'");
             }
         }
     }

@@ -373,12 +373,13 @@ public final class Http1Downstream extends ChannelInboundHandlerAdapter implemen
     @Override
     public void answerError(ProxyExchange x, ExchangeError error, boolean skipRest) {
         boolean close = !skipRest || !keepAlive;
-        ctx.writeAndFlush(errorBytes(error, close)).addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
+        ctx.writeAndFlush(HttpErrors.answer(ctx.alloc(), error, close, x.head().isHead()))
+                .addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
     }
 
     /** The mesh's own answer as bytes: a one-line text body, {@code x-weft-error}, and what else the error says. */
     private ByteBuf errorBytes(ExchangeError e, boolean close) {
-        return HttpErrors.answer(ctx.alloc(), e, close);
+        return HttpErrors.answer(ctx.alloc(), e, close, false);
     }
 
     @Override

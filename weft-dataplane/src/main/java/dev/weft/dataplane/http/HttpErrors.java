@@ -17,8 +17,13 @@ import java.nio.charset.StandardCharsets;
 public final class HttpErrors {
     private HttpErrors() {}
 
-    /** Head and body in one buffer. The caller owns it and passes it to a write (which releases it). */
-    public static ByteBuf answer(ByteBufAllocator alloc, ExchangeError e, boolean close) {
+    /**
+     * Head and body in one buffer. The caller owns it and passes it to a write (which releases it).
+     *
+     * @param toHead the request was HEAD: the head only, whose Content-Length is the body's a GET would get (RFC
+     *               9110 §9.3.2). A body after it would be read as the start of the next answer on the connection.
+     */
+    public static ByteBuf answer(ByteBufAllocator alloc, ExchangeError e, boolean close, boolean toHead) {
         String message = e.getMessage() == null ? e.kind() : e.getMessage();
         ByteBuf body = alloc.buffer(message.length() + 1);
         body.writeCharSequence(message, StandardCharsets.UTF_8);
@@ -35,6 +40,10 @@ public final class HttpErrors {
         }
         if (close) {
             f.add("connection", "close");
+        }
+        if (toHead) {
+            body.release();
+            return Http1Writer.responseHead(alloc, new ResponseHead(e.status(), f));
         }
         return Http1Writer.response(alloc, new ResponseHead(e.status(), f), body);
     }
