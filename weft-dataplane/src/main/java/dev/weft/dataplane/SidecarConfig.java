@@ -3,10 +3,12 @@ package dev.weft.dataplane;
 import dev.weft.dataplane.balancing.Balancer;
 import dev.weft.dataplane.collab.Collaborator;
 import dev.weft.dataplane.observe.ObservabilityConfig;
+import dev.weft.dataplane.security.MtlsMode;
 import dev.weft.dataplane.transport.Transport;
 import dev.weft.registry.support.Durations;
 
 import java.net.InetSocketAddress;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Map;
@@ -42,6 +44,8 @@ public final class SidecarConfig {
         public static final String MESH_CONNECTIONS = "2";
         public static final String DRAIN_TIMEOUT = "10s";
         public static final String REQUEST_HEAD_TIMEOUT = "10s";
+        /** Until mTLS on the mesh link exists and the demo and bench make tokens; then strict (docs/security.md). */
+        public static final String MTLS = "permissive";
 
         private Defaults() {}
     }
@@ -130,6 +134,8 @@ public final class SidecarConfig {
     private final Duration drainTimeout;
     private final ObservabilityConfig observability;
     private final Duration requestHeadTimeout;
+    private final Path tokenFile;
+    private final MtlsMode mtls;
 
     private SidecarConfig(Builder b) {
         service = Objects.requireNonNull(b.service, "service");
@@ -154,6 +160,16 @@ public final class SidecarConfig {
         drainTimeout = b.drainTimeout;
         observability = b.observability;
         requestHeadTimeout = b.requestHeadTimeout;
+        tokenFile = b.tokenFile;
+        mtls = b.mtls;
+        if (mtls == MtlsMode.STRICT && tokenFile == null) {
+            throw new IllegalArgumentException("--mtls strict needs --token-file (a join token from ./weft token"
+                    + " create --service " + service + "), or --mtls permissive to serve without a certificate");
+        }
+        if (tokenFile != null && mtls != MtlsMode.OFF && !registryUrl.startsWith("weft://")) {
+            throw new IllegalArgumentException("--token-file needs the control plane as --registry (weft://HOST:PORT):"
+                    + " it is the certificate authority, and " + registryUrl + " has none");
+        }
     }
 
     /** A sidecar for {@code service} beside the app at {@code app}; every other setting has its default. */
@@ -272,6 +288,16 @@ public final class SidecarConfig {
         return requestHeadTimeout;
     }
 
+    /** The join token's file, read at start and when a renewal falls back to it; null: none. */
+    public Path tokenFile() {
+        return tokenFile;
+    }
+
+    /** What the certificate does for this sidecar (docs/security.md); the mesh link is plaintext in every mode yet. */
+    public MtlsMode mtls() {
+        return mtls;
+    }
+
     /** Sets what differs from {@link Defaults}; names are parsed as they are set. Not thread-safe. */
     public static final class Builder {
         private final String service;
@@ -296,6 +322,8 @@ public final class SidecarConfig {
         private Duration drainTimeout = Durations.parse(Defaults.DRAIN_TIMEOUT);
         private ObservabilityConfig observability = ObservabilityConfig.defaults();
         private Duration requestHeadTimeout = Durations.parse(Defaults.REQUEST_HEAD_TIMEOUT);
+        private Path tokenFile;
+        private MtlsMode mtls = MtlsMode.parse(Defaults.MTLS);
 
         private Builder(String service, InetSocketAddress app) {
             this.service = Objects.requireNonNull(service, "service");
@@ -414,6 +442,18 @@ public final class SidecarConfig {
                         + " is negative (expected a duration, or zero for no limit)");
             }
             requestHeadTimeout = d;
+            return this;
+        }
+
+        /** Null: no join token. */
+        public Builder tokenFile(Path file) {
+            tokenFile = file;
+            return this;
+        }
+
+        /** {@code strict}, {@code permissive} or {@code off}. */
+        public Builder mtls(String mode) {
+            mtls = MtlsMode.parse(mode);
             return this;
         }
 
