@@ -62,7 +62,8 @@ public final class CertificateAuthority implements AutoCloseable {
             Objects.requireNonNull(certTtl, "certTtl");
             if (!TRUST_DOMAIN.matcher(trustDomain).matches()) {
                 throw new IllegalArgumentException("invalid trust domain '" + trustDomain
-                        + "' (expected lower-case letters, digits, '.', '-' or '_', e.g. weft.local or prod.example.com)");
+                        + "' (expected lower-case letters, digits, '.', '-' or '_', e.g. weft.local or"
+                        + " prod.example.com)");
             }
             if (certTtl.compareTo(MIN_CERT_TTL) < 0 || certTtl.compareTo(MAX_CERT_TTL) > 0) {
                 throw new IllegalArgumentException("certificate TTL " + Durations.format(certTtl)

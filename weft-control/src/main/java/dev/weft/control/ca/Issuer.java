@@ -164,8 +164,9 @@ record Issuer(PrivateKey key, X509Certificate cert, List<X509Certificate> interm
             b.addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.keyCertSign | KeyUsage.cRLSign));
             b.addExtension(Extension.subjectKeyIdentifier, false,
                     new JcaX509ExtensionUtils().createSubjectKeyIdentifier(keys.getPublic()));
+            PrivateKey key = keys.getPrivate();
             return new JcaX509CertificateConverter().getCertificate(
-                    b.build(new JcaContentSignerBuilder(signatureAlgorithm(keys.getPrivate())).build(keys.getPrivate())));
+                    b.build(new JcaContentSignerBuilder(signatureAlgorithm(key)).build(key)));
         } catch (CertIOException | OperatorCreationException | GeneralSecurityException e) {
             throw new IOException("cannot make the root certificate: " + e.getMessage(), e);
         }
@@ -190,9 +191,14 @@ record Issuer(PrivateKey key, X509Certificate cert, List<X509Certificate> interm
         }
     }
 
+    /** {@code dir} with mode 0700, its parents as the umask makes them (the data dir's other files are not secret). */
     static void createPrivateDirectory(Path dir) throws IOException {
         if (!Files.isDirectory(dir)) {
-            Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(OWNER_DIR));
+            Path parent = dir.toAbsolutePath().getParent();
+            if (parent != null) {
+                Files.createDirectories(parent);
+            }
+            Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(OWNER_DIR));
         }
     }
 

@@ -64,7 +64,8 @@ public final class Pem {
         try {
             CertificateFactory factory = CertificateFactory.getInstance("X.509");
             List<X509Certificate> out = new ArrayList<>();
-            for (var c : factory.generateCertificates(new ByteArrayInputStream(text.getBytes(StandardCharsets.US_ASCII)))) {
+            byte[] bytes = text.getBytes(StandardCharsets.US_ASCII);
+            for (var c : factory.generateCertificates(new ByteArrayInputStream(bytes))) {
                 out.add((X509Certificate) c);
             }
             if (out.isEmpty()) {
