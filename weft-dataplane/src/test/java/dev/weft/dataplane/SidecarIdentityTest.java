@@ -117,6 +117,11 @@ class SidecarIdentityTest {
         assertThatThrownBy(empty::start).hasMessageContaining("is empty (expected a join token from ./weft token"
                 + " create --service provider)");
 
+        // The command turns the refusal into exit status 1 (its message goes to stderr, as the test above reads it).
+        assertThat(new CommandLine(new SidecarCommand()).execute("--service", "provider", "--app", "127.0.0.1:1",
+                "--registry", "weft://127.0.0.1:" + controlPort, "--mtls", "strict",
+                "--token-file", tokenFile(token("billing", false)).toString())).isEqualTo(1);
+
         StringWriter err = new StringWriter();
         int exit = new CommandLine(new SidecarCommand()).setErr(new PrintWriter(err))
                 .execute("--service", "provider", "--app", "127.0.0.1:1", "--mtls", "strict");
@@ -127,6 +132,28 @@ class SidecarIdentityTest {
                 .execute("--service", "provider", "--app", "127.0.0.1:1", "--token-file", "t",
                         "--registry", "etcd://127.0.0.1:2379")).isEqualTo(2);
         assertThat(etcd.toString()).contains("--token-file needs the control plane as --registry");
+    }
+
+    @Test
+    void aStrictSidecarWhoseControlPlaneIsAwayGivesUpAfterTenSecondsSayingSo() throws Exception {
+        startControlPlane(Duration.ofHours(1), 0);
+        Path tokenFile = tokenFile(token("provider", false));
+        int away;
+        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            away = s.getLocalPort();   // closed again below: nothing listens there
+        }
+        TestApp app = new TestApp();
+        started.add(app);
+        Sidecar sidecar = new Sidecar(SidecarConfig.builder("provider", app.address())
+                .inbound(new InetSocketAddress("127.0.0.1", 0)).admin(new InetSocketAddress("127.0.0.1", 0))
+                .registry("weft://127.0.0.1:" + away).workers(1).tokenFile(tokenFile).mtls("strict").build());
+        started.add(sidecar);
+        long begin = System.nanoTime();
+        assertThatThrownBy(sidecar::start).isInstanceOf(IdentityException.class)
+                .hasMessageContaining("no certificate for service 'provider' after trying for 10 s")
+                .hasMessageContaining("control plane weft://127.0.0.1:" + away + " unreachable");
+        assertThat(Duration.ofNanos(System.nanoTime() - begin)).isBetween(Duration.ofSeconds(5), Duration.ofSeconds(30));
+        assertThat(sidecar.boundAddresses()).isEmpty();
     }
 
     @Test
