@@ -38,6 +38,7 @@ final class JoinTokens {
     static final String PREFIX = "weft_jt_";
     static final Duration MIN_TTL = Duration.ofSeconds(1);
     static final Duration MAX_TTL = Duration.ofDays(366);
+    static final Duration FORGET_AFTER = Duration.ofDays(1);
     private static final int SECRET_BYTES = 32;
     private static final int MAX_TOKEN_CHARS = 128;
     private static final SecureRandom RANDOM = new SecureRandom();
@@ -123,10 +124,13 @@ final class JoinTokens {
         save();
     }
 
-    /** Expired tokens are dropped when the file is next written: they can never be used again anyway. */
+    /**
+     * Tokens expired for a day are dropped when the file is next written: until then a late sidecar is told its token
+     * expired (and when), rather than that it is unknown.
+     */
     private void save() throws IOException {
-        long now = clock.millis();
-        byHash.values().removeIf(s -> now >= s.expiresAt());
+        long forgetBefore = clock.millis() - FORGET_AFTER.toMillis();
+        byHash.values().removeIf(s -> s.expiresAt() < forgetBefore);
         Issuer.writeAtomically(file, JSON.writerWithDefaultPrettyPrinter().writeValueAsString(
                 new Persisted(1, new ArrayList<>(byHash.values()))));
     }

@@ -67,6 +67,25 @@ class IdentityApiTest {
     }
 
     @Test
+    void aTokenOutlivesARestartOfTheControlPlaneAndIsKeptOnlyAsItsHash() throws Exception {
+        String token;
+        try (CaFixture f = new CaFixture(dir, CertificateAuthority.Settings.defaults())) {
+            token = f.token("provider", Duration.ofMinutes(5), true);
+        }
+        Path file = dir.resolve("data/ca/tokens.json");
+        assertThat(java.nio.file.Files.readString(file)).contains(JoinTokens.sha256(token)).doesNotContain(token);
+        assertThat(java.nio.file.attribute.PosixFilePermissions.toString(
+                java.nio.file.Files.getPosixFilePermissions(file))).isEqualTo("rw-------");
+        try (CaFixture f = new CaFixture(dir, CertificateAuthority.Settings.defaults())) {
+            assertThat(f.issue("provider", token, CaFixture.csrPem(CaFixture.p256())).status()).isEqualTo(200);
+        }
+        try (CaFixture f = new CaFixture(dir, CertificateAuthority.Settings.defaults())) {
+            // Its single use is remembered across the restart too.
+            assertThat(f.issue("provider", token, CaFixture.csrPem(CaFixture.p256())).status()).isEqualTo(401);
+        }
+    }
+
+    @Test
     void hostileCsrsAreAnswered400SayingWhatIsExpectedAndNeverFailTheServer() throws Exception {
         try (CaFixture f = new CaFixture(dir, CertificateAuthority.Settings.defaults())) {
             String token = f.token("provider", Duration.ofMinutes(5), false);
