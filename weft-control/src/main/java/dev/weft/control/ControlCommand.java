@@ -1,5 +1,6 @@
 package dev.weft.control;
 
+import dev.weft.control.ca.CertificateAuthority;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -32,7 +33,7 @@ public final class ControlCommand implements Callable<Integer> {
 
     @Option(names = "--data-dir", defaultValue = "./.weft/control", paramLabel = "DIR",
             description = "Where registrations and leases are kept across restarts (default: ${DEFAULT-VALUE});"
-                    + " not used with --registry.")
+                    + " with --registry only the certificate authority's files (DIR/ca) live here.")
     Path dataDir;
 
     @Option(names = "--registry", paramLabel = "URL",
@@ -53,6 +54,28 @@ public final class ControlCommand implements Callable<Integer> {
                     + " first, slow and failed ones last; 0 collects none (default: ${DEFAULT-VALUE}).")
     int traceStoreSpans;
 
+    // --- the certificate authority (docs/security.md) ---
+
+    @Option(names = "--trust-domain", defaultValue = CertificateAuthority.DEFAULT_TRUST_DOMAIN, paramLabel = "NAME",
+            description = "SPIFFE trust domain of the identities issued: spiffe://NAME/service/SERVICE"
+                    + " (default: ${DEFAULT-VALUE}).")
+    String trustDomain;
+
+    @Option(names = "--cert-ttl", defaultValue = "24h", paramLabel = "DURATION",
+            converter = dev.weft.control.cli.DurationConverter.class,
+            description = "Lifetime of the sidecars' certificates; they renew when a third is left (default:"
+                    + " ${DEFAULT-VALUE}; 10s to 30 days).")
+    java.time.Duration certTtl;
+
+    @Option(names = "--ca-cert", paramLabel = "FILE",
+            description = "PEM: your root or intermediate CA certificate, then its issuers up to the root; with"
+                    + " --ca-key. Default: a root generated at first start in DATA_DIR/ca (key mode 0600).")
+    Path caCert;
+
+    @Option(names = "--ca-key", paramLabel = "FILE",
+            description = "PEM: the unencrypted private key of --ca-cert (PKCS#8, EC or RSA).")
+    Path caKey;
+
     @Spec
     CommandSpec spec;
 
@@ -62,21 +85,37 @@ public final class ControlCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), "invalid --trace-store-spans "
                     + traceStoreSpans + " (expected 0 or more)");
         }
+        CertificateAuthority.Settings caSettings;
+        try {
+            caSettings = new CertificateAuthority.Settings(trustDomain, certTtl, caCert, caKey);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+        }
         ControlPlane control = new ControlPlane(ControlPlane.DEFAULT_WATCH_HEARTBEAT, traceStoreSpans);
         InetSocketAddress bound;
         try {
-            if (registry == null) {
-                bound = control.start(listen, dataDir);
-            } else {
-                ControlBackend backend;
+            ControlBackend backend = null;
+            if (registry != null) {
                 try {
                     backend = ControlBackendProvider.open(registry, registryTimeout);
                 } catch (IllegalArgumentException e) {
                     throw new CommandLine.ParameterException(spec.commandLine(), "invalid --registry: "
                             + e.getMessage());
                 }
-                bound = control.start(listen, backend);
             }
+            // The CA's files stay in the data dir whatever the registry: the root's key is never written to etcd.
+            CertificateAuthority ca;
+            try {
+                ca = CertificateAuthority.open(dataDir.resolve("ca"), caSettings);
+            } catch (java.io.IOException e) {
+                if (backend != null) {
+                    backend.close();
+                }
+                throw e;
+            }
+            control.authority(ca);
+            spec.commandLine().getErr().println("weft control: " + ca.describe());
+            bound = backend == null ? control.start(listen, dataDir) : control.start(listen, backend);
         } catch (java.io.IOException e) {
             spec.commandLine().getErr().println("weft control: " + e.getMessage());
             return 1;

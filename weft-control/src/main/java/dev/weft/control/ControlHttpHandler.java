@@ -1,5 +1,6 @@
 package dev.weft.control;
 
+import dev.weft.control.ca.CertificateAuthority;
 import dev.weft.control.trace.TraceApi;
 import dev.weft.registry.Endpoint;
 import dev.weft.registry.ServiceNames;
@@ -57,12 +58,15 @@ final class ControlHttpHandler extends SimpleChannelInboundHandler<FullHttpReque
     static final String API_PREFIX = "/api/";
     private static final String ROUTES = "GET /metrics, GET /v1/health, PUT /v1/leases, GET /v1/leases, DELETE /v1/leases/{id},"
             + " PUT /v1/leases/{id}/keepalive, GET /v1/services, GET /v1/services/{service},"
-            + " PUT|DELETE /v1/services/{service}/endpoints/{id}, GET /v1/watch/{service}?revision=N";
+            + " PUT|DELETE /v1/services/{service}/endpoints/{id}, GET /v1/watch/{service}?revision=N, "
+            + IdentityApi.ROUTES;
 
     private final ControlBackend store;
     private final Duration heartbeatInterval;
     /** Span collection and trace queries under /api/v2; null when the control plane collects no spans. */
     private final TraceApi traces;
+    /** The identity routes' CA ({@link IdentityApi}); null when the control plane runs none. */
+    private final CertificateAuthority authority;
 
     // Watch state; set once the connection becomes a watch stream.
     private String watchedService;
@@ -70,11 +74,13 @@ final class ControlHttpHandler extends SimpleChannelInboundHandler<FullHttpReque
     private ScheduledFuture<?> heartbeat;
     private byte[] pendingSnapshot;
 
-    ControlHttpHandler(ControlBackend store, Duration heartbeatInterval, TraceApi traces) {
+    ControlHttpHandler(ControlBackend store, Duration heartbeatInterval, TraceApi traces,
+                       CertificateAuthority authority) {
         super(FullHttpRequest.class, true);
         this.store = store;
         this.heartbeatInterval = heartbeatInterval;
         this.traces = traces;
+        this.authority = authority;
     }
 
     @Override
@@ -115,6 +121,11 @@ final class ControlHttpHandler extends SimpleChannelInboundHandler<FullHttpReque
         String path = uri.path();
         if (p.size() < 2 || !p.get(0).equals("v1")) {
             throw notFound(method, path);
+        }
+        if (IdentityApi.handles(p.get(1))) {
+            reply(ctx, IdentityApi.handle(authority, method, p, body, ctx.channel().remoteAddress()),
+                    Function.identity(), keepAlive);
+            return;
         }
         switch (p.get(1)) {
             case "health" -> {
@@ -270,7 +281,8 @@ final class ControlHttpHandler extends SimpleChannelInboundHandler<FullHttpReque
                 + "# HELP weft_control_registry_errors_total API operations that failed because the store did not"
                 + " take them (etcd unreachable, disk full).\n"
                 + "# TYPE weft_control_registry_errors_total counter\n"
-                + "weft_control_registry_errors_total" + label + " " + c.errors() + "\n";
+                + "weft_control_registry_errors_total" + label + " " + c.errors() + "\n"
+                + (authority == null ? "" : authority.metricsText());
         byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
         FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK,
                 Unpooled.wrappedBuffer(bytes));

@@ -16,6 +16,7 @@ import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
+import dev.weft.control.ca.CertificateAuthority;
 import dev.weft.control.trace.TraceApi;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -59,6 +60,7 @@ public final class ControlPlane implements AutoCloseable {
 
     private final Duration watchHeartbeat;
     private final int traceStoreSpans;
+    private CertificateAuthority authority;
     private ControlBackend store;
     private TraceApi traces;
     private EventLoopGroup group;
@@ -84,6 +86,19 @@ public final class ControlPlane implements AutoCloseable {
         if (watchHeartbeat.toMillis() < 10) {
             throw new IllegalArgumentException("watch heartbeat too short: " + watchHeartbeat + " (expected >= 10ms)");
         }
+    }
+
+    /**
+     * Makes this control plane the mesh's certificate authority (join tokens, certificates, trust bundle; see
+     * docs/security.md). Call before {@link #start}; the control plane closes the CA in {@link #close}. Without one the
+     * identity routes answer 404, as for an embedded control plane in a test that needs no certificates.
+     */
+    public synchronized ControlPlane authority(CertificateAuthority ca) {
+        if (store != null) {
+            throw new IllegalStateException("set the certificate authority before start()");
+        }
+        this.authority = Objects.requireNonNull(ca, "ca");
+        return this;
     }
 
     /**
@@ -117,6 +132,7 @@ public final class ControlPlane implements AutoCloseable {
             throw new IllegalStateException("control plane already started on " + bound);
         }
         ControlBackend opened = backend;
+        CertificateAuthority ca = authority;
         TraceApi spans = traceStoreSpans > 0 ? new TraceApi(traceStoreSpans) : null;
         boolean epoll = Epoll.isAvailable();
         EventLoopGroup loops = new MultiThreadIoEventLoopGroup(2, new DefaultThreadFactory("weft-control", true),
@@ -141,7 +157,7 @@ public final class ControlPlane implements AutoCloseable {
                                 // auto-read off, so a pipelining client gets its answers in order.
                                 .addLast("one-at-a-time", new FlowControlHandler())
                                 .addLast("policies", new PolicyHttpHandler(opened))
-                                .addLast("api", new ControlHttpHandler(opened, watchHeartbeat, spans));
+                                .addLast("api", new ControlHttpHandler(opened, watchHeartbeat, spans, ca));
                     }
                 });
         ChannelFuture bind = bootstrap.bind(listen).awaitUninterruptibly();
@@ -207,6 +223,9 @@ public final class ControlPlane implements AutoCloseable {
         if (traces != null) {
             traces.close();
             traces = null;
+        }
+        if (authority != null) {
+            authority.close();
         }
         group.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
         store = null;

@@ -17,6 +17,7 @@ import dev.weft.dataplane.outbound.OutboundServer;
 import dev.weft.dataplane.outbound.Router;
 import dev.weft.dataplane.resilience.PolicyUpdates;
 import dev.weft.dataplane.resilience.ServicePolicy;
+import dev.weft.dataplane.security.SidecarIdentity;
 import dev.weft.dataplane.transport.Transport;
 import dev.weft.dataplane.upstream.HttpUpstream;
 import dev.weft.dataplane.upstream.Upstream;
@@ -38,6 +39,7 @@ import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 /**
  * One sidecar: assembles the data plane and runs its lifecycle (start, readiness, graceful drain).
@@ -83,6 +85,8 @@ public final class Sidecar implements AutoCloseable {
     private volatile boolean draining;
     private final AtomicBoolean closed = new AtomicBoolean();
     private Thread readinessThread;
+    /** The workload certificate and its renewals; null without a --token-file (or with --mtls off). */
+    private SidecarIdentity identity;
     private final Map<String, InetSocketAddress> bound = new LinkedHashMap<>();
 
     private final ExchangeObserver extraObserver;
@@ -104,8 +108,14 @@ public final class Sidecar implements AutoCloseable {
         this.appHealth = new AppHealth(config.app(), config.appHealth());
     }
 
-    /** Binds every listener and starts registration in the background; returns the bound addresses. */
+    /**
+     * Binds every listener and starts registration in the background; returns the bound addresses.
+     *
+     * @throws dev.weft.dataplane.security.IdentityException with --mtls strict and no certificate (nothing is bound)
+     */
     public Map<String, InetSocketAddress> start() throws InterruptedException {
+        // First: in strict mode a sidecar without a certificate must not open a single port.
+        identity = SidecarIdentity.start(config.service(), config.registryUrl(), config.tokenFile(), config.mtls());
         Collaborator collaborator = config.collaborator().create();
         // Before the transport: a bad access log path fails the start with nothing yet to clean up.
         observability = new Observability(config.observability(), config.service(), config.registryUrl(),
@@ -146,14 +156,22 @@ public final class Sidecar implements AutoCloseable {
             bound.put("outbound", outbound.bind(config.outbound(), null));
         }
 
+        MetricsPage metricsPage = new MetricsPage(config.service(), metrics, codecMetrics, app, httpMeshUpstream,
+                meshPool, outbound, inbound, router, registry, this::isRegistered, observability, this::isReady,
+                startedNanos);
+        // The identity's figures follow the page's own, so /metrics stays one scrape.
+        Supplier<Reply> metricsRoute = identity == null ? metricsPage : () -> {
+            Reply page = metricsPage.get();
+            return new Reply(page.status(), page.contentType(), page.body() + identity.metrics());
+        };
         admin = new AdminServer(transport, Map.of(
                 "/live", () -> Reply.text(200, "live\n"),
                 "/ready", this::readyReply,
                 "/config", new ConfigPage(config, Collections.unmodifiableMap(bound), transport, router, app,
-                        policies, registry, observability, this::isReady, () -> draining),
-                "/metrics", new MetricsPage(config.service(), metrics, codecMetrics, app, httpMeshUpstream, meshPool,
-                        outbound, inbound, router, registry, this::isRegistered, observability, this::isReady,
-                        startedNanos)));
+                        policies, registry, observability, this::isReady, () -> draining)
+                        .section("identity", () -> identity != null ? identity.describe()
+                                : SidecarIdentity.describeNone(config.mtls(), config.tokenFile())),
+                "/metrics", metricsRoute));
         bound.put("admin", admin.bind(config.admin()));
 
         // Policies pushed through the registry replace the defaults without a restart.
@@ -231,7 +249,7 @@ public final class Sidecar implements AutoCloseable {
      * health check and when draining.
      */
     public boolean isReady() {
-        if (draining || !appHealth.isHealthy()) {
+        if (draining || !appHealth.isHealthy() || (identity != null && !identity.ready())) {
             return false;
         }
         if (!registeredOnce) {
@@ -251,7 +269,9 @@ public final class Sidecar implements AutoCloseable {
         }
         String why = draining ? "draining" : !appHealth.isHealthy() ? "app at " + config.app().getHostString() + ":"
                 + config.app().getPort() + " not healthy (" + appHealth.config().describe() + "; last: "
-                + appHealth.lastFailure() + ")" : "registration with " + config.registryUrl() + " pending";
+                + appHealth.lastFailure() + ")"
+                : identity != null && !identity.ready() ? identity.notReadyReason()
+                : "registration with " + config.registryUrl() + " pending";
         return Reply.text(503, "not ready: " + why + "\n");
     }
 
@@ -332,6 +352,9 @@ public final class Sidecar implements AutoCloseable {
         if (transport != null) {
             transport.close();
         }
+        if (identity != null) {
+            identity.close();
+        }
         if (observability != null) {
             // After the transport: every exchange has ended, so the last spans and log lines are queued.
             observability.close();
@@ -372,5 +395,10 @@ public final class Sidecar implements AutoCloseable {
 
     public Map<String, InetSocketAddress> boundAddresses() {
         return Map.copyOf(bound);
+    }
+
+    /** The workload identity (certificate, renewals); null without a --token-file or with --mtls off. */
+    public SidecarIdentity identity() {
+        return identity;
     }
 }

@@ -5,6 +5,7 @@ import dev.weft.dataplane.lifecycle.AppProcess;
 import dev.weft.dataplane.observe.ExchangeObserver;
 import dev.weft.dataplane.observe.ObservabilityConfig;
 import dev.weft.dataplane.observe.RouteTable;
+import dev.weft.dataplane.security.IdentityException;
 import io.netty.util.ResourceLeakDetector;
 import dev.weft.registry.support.Durations;
 import picocli.CommandLine;
@@ -183,6 +184,16 @@ public final class SidecarCommand implements Callable<Integer> {
             description = "Repeatable. Names a path prefix as a route for metric labels and span names, e.g. users=/users or create=POST:/users; other paths are route 'default' (paths are never labels).")
     List<String> routeLabels = new ArrayList<>();
 
+    // --- identity (docs/security.md) ---
+
+    @Option(names = "--token-file", paramLabel = "FILE",
+            description = "A join token for this service (./weft token create --service NAME > FILE): the sidecar shows it to the control plane (the CA) for its certificate, made for a key that never leaves the process.")
+    java.nio.file.Path tokenFile;
+
+    @Option(names = "--mtls", paramLabel = "MODE", defaultValue = SidecarConfig.Defaults.MTLS,
+            description = "strict (no serving without a valid certificate; needs --token-file), permissive (a certificate when there is a --token-file) or off (none). The mesh link itself is not encrypted yet in any mode (default: ${DEFAULT-VALUE}).")
+    String mtls;
+
     /** The observability flags as a config; errors name the flag and the expected form. */
     ObservabilityConfig observabilityConfig() {
         Set<ObservabilityConfig.Propagation> formats = EnumSet.noneOf(ObservabilityConfig.Propagation.class);
@@ -249,6 +260,7 @@ public final class SidecarCommand implements Callable<Integer> {
         if (workers != null) {
             b.workers(workers);
         }
+        b.tokenFile(tokenFile).mtls(mtls);
         return b.build();
     }
 
@@ -287,7 +299,15 @@ public final class SidecarCommand implements Callable<Integer> {
     public Integer call() throws Exception {
         quietLeakDetection();
         Sidecar sidecar = new Sidecar(checkedConfig());
-        Map<String, InetSocketAddress> bound = sidecar.start();
+        Map<String, InetSocketAddress> bound;
+        try {
+            bound = sidecar.start();
+        } catch (IdentityException e) {
+            // Not a stack trace: the reason is the whole message, and what to do about it is in it.
+            System.err.println("weft sidecar '" + service + "': " + e.getMessage());
+            sidecar.close();
+            return 1;
+        }
         StringBuilder line = new StringBuilder("weft sidecar '" + service + "' started:");
         bound.forEach((k, v) -> line.append(' ').append(k).append('=').append(v.getHostString()).append(':').append(v.getPort()));
         System.out.println(line);

@@ -5,10 +5,12 @@ import dev.weft.dataplane.inbound.AppHealth;
 import dev.weft.dataplane.collab.Collaborator;
 import dev.weft.dataplane.observe.ObservabilityConfig;
 import dev.weft.dataplane.transport.ConnectionTimeouts;
+import dev.weft.dataplane.security.MtlsMode;
 import dev.weft.dataplane.transport.Transport;
 import dev.weft.registry.support.Durations;
 
 import java.net.InetSocketAddress;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Map;
@@ -46,6 +48,8 @@ public final class SidecarConfig {
         public static final String REQUEST_HEAD_TIMEOUT = "10s";
         public static final String IDLE_TIMEOUT = "75s";
         public static final String BODY_TIMEOUT = "60s";
+        /** Until mTLS on the mesh link exists and the demo and bench make tokens; then strict (docs/security.md). */
+        public static final String MTLS = "permissive";
 
         private Defaults() {}
     }
@@ -135,6 +139,8 @@ public final class SidecarConfig {
     private final ObservabilityConfig observability;
     private final ConnectionTimeouts timeouts;
     private final AppHealth.Config appHealth;
+    private final Path tokenFile;
+    private final MtlsMode mtls;
 
     private SidecarConfig(Builder b) {
         service = Objects.requireNonNull(b.service, "service");
@@ -160,6 +166,16 @@ public final class SidecarConfig {
         observability = b.observability;
         timeouts = b.timeouts;
         appHealth = b.appHealth;
+        tokenFile = b.tokenFile;
+        mtls = b.mtls;
+        if (mtls == MtlsMode.STRICT && tokenFile == null) {
+            throw new IllegalArgumentException("--mtls strict needs --token-file (a join token from ./weft token"
+                    + " create --service " + service + "), or --mtls permissive to serve without a certificate");
+        }
+        if (tokenFile != null && mtls != MtlsMode.OFF && !registryUrl.startsWith("weft://")) {
+            throw new IllegalArgumentException("--token-file needs the control plane as --registry (weft://HOST:PORT):"
+                    + " it is the certificate authority, and " + registryUrl + " has none");
+        }
     }
 
     /** A sidecar for {@code service} beside the app at {@code app}; every other setting has its default. */
@@ -280,6 +296,16 @@ public final class SidecarConfig {
         return appHealth;
     }
 
+    /** The join token's file, read at start and when a renewal falls back to it; null: none. */
+    public Path tokenFile() {
+        return tokenFile;
+    }
+
+    /** What the certificate does for this sidecar (docs/security.md); the mesh link is plaintext in every mode yet. */
+    public MtlsMode mtls() {
+        return mtls;
+    }
+
     /** Sets what differs from {@link Defaults}; names are parsed as they are set. Not thread-safe. */
     public static final class Builder {
         private final String service;
@@ -306,6 +332,8 @@ public final class SidecarConfig {
         private ConnectionTimeouts timeouts = new ConnectionTimeouts(Durations.parse(Defaults.REQUEST_HEAD_TIMEOUT),
                 Durations.parse(Defaults.IDLE_TIMEOUT), Durations.parse(Defaults.BODY_TIMEOUT));
         private AppHealth.Config appHealth = AppHealth.Config.defaults();
+        private Path tokenFile;
+        private MtlsMode mtls = MtlsMode.parse(Defaults.MTLS);
 
         private Builder(String service, InetSocketAddress app) {
             this.service = Objects.requireNonNull(service, "service");
@@ -437,6 +465,18 @@ public final class SidecarConfig {
 
         public Builder appHealth(AppHealth.Config c) {
             appHealth = Objects.requireNonNull(c, "appHealth");
+            return this;
+        }
+
+        /** Null: no join token. */
+        public Builder tokenFile(Path file) {
+            tokenFile = file;
+            return this;
+        }
+
+        /** {@code strict}, {@code permissive} or {@code off}. */
+        public Builder mtls(String mode) {
+            mtls = MtlsMode.parse(mode);
             return this;
         }
 

@@ -41,6 +41,7 @@ public final class ConfigPage implements Supplier<Reply> {
     private final Observability observability;
     private final BooleanSupplier ready;
     private final BooleanSupplier draining;
+    private final Map<String, Supplier<?>> sections = new LinkedHashMap<>();
 
     /**
      * @param listeners every listener bound so far, by name; read at each request, so the admin listener bound after
@@ -59,6 +60,15 @@ public final class ConfigPage implements Supplier<Reply> {
         this.observability = observability;
         this.ready = ready;
         this.draining = draining;
+    }
+
+    /**
+     * Adds a section shown after the others, computed at each request (e.g. the workload identity). Call before the
+     * page is served: the admin listener's start publishes it to the Workers.
+     */
+    public ConfigPage section(String name, Supplier<?> value) {
+        sections.put(name, value);
+        return this;
     }
 
     @Override
@@ -102,6 +112,7 @@ public final class ConfigPage implements Supplier<Reply> {
         m.put("inbound", inboundJson());
         m.put("registryHealth", healthJson(registry.health()));
         m.put("observability", observability.describe());
+        sections.forEach((name, value) -> m.put(name, value.get()));
         // jackson-core's generator, not databind's ObjectMapper: no 600 classes for one page (JsonValues says why).
         return new String(JsonValues.write(m, true), StandardCharsets.UTF_8) + "\n";
     }

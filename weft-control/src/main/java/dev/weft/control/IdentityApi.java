@@ -1,0 +1,121 @@
+package dev.weft.control;
+
+import dev.weft.control.ca.CertificateAuthority;
+import io.netty.handler.codec.http.HttpMethod;
+
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The identity routes of the control plane's API, answered by its {@link CertificateAuthority}:
+ * {@code POST /v1/tokens} (a join token; from loopback only, until operator credentials exist),
+ * {@code POST /v1/certificates} (a certificate for a CSR, paid for with a token or the current certificate) and
+ * {@code GET /v1/trust-bundle} (the roots). docs/security.md has the bodies and answers.
+ *
+ * <p>Thread: called on the connection's event loop by {@link ControlHttpHandler}, which writes the answer; the work
+ * runs on the CA's thread. Refusals are {@link ControlException}s with the status and code the docs list, counted by
+ * the CA under their code.
+ */
+final class IdentityApi {
+    static final Duration DEFAULT_TOKEN_TTL = Duration.ofHours(1);
+    static final String ROUTES = "POST /v1/tokens, POST /v1/certificates, GET /v1/trust-bundle";
+
+    record TokenRequest(String service, Long ttlMillis, Boolean singleUse) {}
+
+    record CertificateRequest(String service, String csr, String token, String certificate, String proof) {}
+
+    private IdentityApi() {}
+
+    static boolean handles(String segment) {
+        return segment.equals("tokens") || segment.equals("certificates") || segment.equals("trust-bundle");
+    }
+
+    /** The answer's body, to be encoded as JSON; fails with a {@link ControlException} for a refusal. */
+    static CompletableFuture<?> handle(CertificateAuthority ca, HttpMethod method, List<String> path, String body,
+                                       SocketAddress caller) {
+        if (ca == null) {
+            throw new ControlException(404, "not-found", "this control plane runs no certificate authority"
+                    + " (started in code without one; ./weft control always runs one)");
+        }
+        if (path.size() != 2) {
+            throw new ControlException(404, "not-found", "no route for " + method + " /" + String.join("/", path)
+                    + " (identity routes: " + ROUTES + ")");
+        }
+        return switch (path.get(1)) {
+            case "trust-bundle" -> {
+                only(method, HttpMethod.GET, "/v1/trust-bundle");
+                yield CompletableFuture.completedFuture(Map.of("trustDomain", ca.trustDomain(),
+                        "trustBundle", ca.trustBundlePem()));
+            }
+            case "tokens" -> {
+                only(method, HttpMethod.POST, "/v1/tokens");
+                if (!(caller instanceof InetSocketAddress a) || a.getAddress() == null
+                        || !a.getAddress().isLoopbackAddress()) {
+                    throw new ControlException(403, "forbidden", "join tokens are made only for callers on this"
+                            + " host's loopback (got " + caller + "): run ./weft token create where the control plane"
+                            + " runs");
+                }
+                TokenRequest r = parse(ca, body, TokenRequest.class,
+                        "{\"service\": \"provider\", \"ttlMillis\": 3600000, \"singleUse\": false}");
+                Duration ttl = r.ttlMillis() == null ? DEFAULT_TOKEN_TTL : Duration.ofMillis(r.ttlMillis());
+                yield ca.createToken(r.service(), ttl, Boolean.TRUE.equals(r.singleUse())).thenApply(t -> {
+                    Map<String, Object> m = new LinkedHashMap<>();
+                    m.put("token", t.token());
+                    m.put("id", t.id());
+                    m.put("service", t.service());
+                    m.put("expiresAt", t.expiresAt().toString());
+                    m.put("singleUse", t.singleUse());
+                    return m;
+                });
+            }
+            default -> {
+                only(method, HttpMethod.POST, "/v1/certificates");
+                CertificateRequest r = parse(ca, body, CertificateRequest.class,
+                        "{\"service\": \"provider\", \"token\": \"weft_jt_...\", \"csr\": \"-----BEGIN CERTIFICATE"
+                                + " REQUEST-----...\"}");
+                if ((r.token() == null) == (r.certificate() == null)) {
+                    ca.refused("bad-request");
+                    throw ControlException.badRequest("expected either 'token' (a join token) or 'certificate' and"
+                            + " 'proof' (a renewal), not " + (r.token() == null ? "neither" : "both"));
+                }
+                CompletableFuture<CertificateAuthority.Issued> issued = r.token() != null
+                        ? ca.issueWithToken(r.service(), r.token(), r.csr())
+                        : ca.renew(r.service(), r.certificate(), r.proof(), r.csr());
+                yield issued.thenApply(IdentityApi::json);
+            }
+        };
+    }
+
+    private static Map<String, Object> json(CertificateAuthority.Issued i) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("spiffeId", i.spiffeId());
+        m.put("serial", i.serial());
+        m.put("notBefore", i.notBefore().toString());
+        m.put("notAfter", i.notAfter().toString());
+        m.put("certificate", i.certificate());
+        m.put("chain", i.chain());
+        m.put("trustBundle", i.trustBundle());
+        return m;
+    }
+
+    private static <T> T parse(CertificateAuthority ca, String body, Class<T> type, String example) {
+        try {
+            return ControlJson.parse(body, type, example);
+        } catch (ControlException e) {
+            ca.refused("bad-request");
+            throw e;
+        }
+    }
+
+    private static void only(HttpMethod method, HttpMethod allowed, String path) {
+        if (!method.equals(allowed)) {
+            throw new ControlException(405, "method-not-allowed", "method " + method + " not allowed on " + path
+                    + " (allowed: " + allowed + ")");
+        }
+    }
+}

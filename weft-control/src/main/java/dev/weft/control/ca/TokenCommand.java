@@ -1,0 +1,124 @@
+package dev.weft.control.ca;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.weft.control.cli.DurationConverter;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code ./weft token create --service NAME [--ttl 1h] [--single-use]}: asks the running control plane for a join token
+ * and prints it alone on stdout, so {@code ./weft token create --service provider > provider.token} makes the file a
+ * sidecar's {@code --token-file} reads. What it is for and until when goes to stderr.
+ *
+ * <p>The demo and the bench call {@link #create} to make theirs. Thread: the caller's; the call blocks up to 5 s.
+ */
+@Command(name = "token", mixinStandardHelpOptions = true, subcommands = TokenCommand.Create.class,
+        description = "Join tokens: what a sidecar shows the control plane (--token-file) to get its certificate.")
+public final class TokenCommand implements Runnable {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public void run() {
+        spec.commandLine().usage(spec.commandLine().getOut());
+    }
+
+    @Command(name = "create", mixinStandardHelpOptions = true,
+            description = "Makes a join token for one service and prints it on stdout.")
+    public static final class Create implements Callable<Integer> {
+        @Option(names = "--service", required = true, paramLabel = "NAME",
+                description = "The service the token is for; a sidecar of another service cannot use it.")
+        String service;
+
+        @Option(names = "--ttl", defaultValue = "1h", paramLabel = "DURATION", converter = DurationConverter.class,
+                description = "How long the token can be used (default: ${DEFAULT-VALUE}); a sidecar needs it at each"
+                        + " start, and renews its certificate without it.")
+        Duration ttl;
+
+        @Option(names = "--single-use", description = "Good for one certificate only (default: any number of the"
+                + " service's sidecars until it expires).")
+        boolean singleUse;
+
+        @Option(names = "--registry", defaultValue = "weft://127.0.0.1:7700", paramLabel = "URL",
+                description = "The control plane, weft://HOST:PORT (default: ${DEFAULT-VALUE}); it makes tokens only"
+                        + " for callers on its own host.")
+        String registry;
+
+        @Spec
+        CommandSpec spec;
+
+        @Override
+        public Integer call() {
+            try {
+                JoinToken t = create(registry, service, ttl, singleUse);
+                spec.commandLine().getErr().println("weft token: " + t);
+                spec.commandLine().getOut().println(t.token());
+                spec.commandLine().getOut().flush();
+                return 0;
+            } catch (IOException | IllegalArgumentException e) {
+                spec.commandLine().getErr().println("weft token: " + e.getMessage());
+                return 1;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return 1;
+            }
+        }
+    }
+
+    /**
+     * Asks the control plane at {@code registryUrl} ({@code weft://HOST:PORT}) for a join token; what the demo and the
+     * bench call before starting a sidecar with {@code --token-file}.
+     *
+     * @throws IOException naming the control plane and its answer, if it could not be reached or refused
+     */
+    public static JoinToken create(String registryUrl, String service, Duration ttl, boolean singleUse)
+            throws IOException, InterruptedException {
+        URI base = controlPlane(registryUrl);
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("service", service);
+        body.put("ttlMillis", ttl.toMillis());
+        body.put("singleUse", singleUse);
+        HttpRequest request = HttpRequest.newBuilder(base.resolve("/v1/tokens")).timeout(Duration.ofSeconds(5))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(body))).build();
+        HttpResponse<String> response;
+        try (HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build()) {
+            response = http.send(request, HttpResponse.BodyHandlers.ofString());
+        } catch (IOException e) {
+            throw new IOException("cannot reach the control plane at " + registryUrl + ": " + e.getMessage()
+                    + " (is ./weft control running there?)", e);
+        }
+        JsonNode answer = JSON.readTree(response.body());
+        if (response.statusCode() != 200) {
+            throw new IOException("the control plane at " + registryUrl + " refused: " + response.statusCode() + " "
+                    + answer.path("error").asText(response.body()));
+        }
+        return new JoinToken(answer.path("token").asText(), answer.path("id").asText(), answer.path("service").asText(),
+                Instant.parse(answer.path("expiresAt").asText()), answer.path("singleUse").asBoolean());
+    }
+
+    private static URI controlPlane(String registryUrl) {
+        URI uri = URI.create(registryUrl.trim());
+        if (!"weft".equals(uri.getScheme()) || uri.getHost() == null) {
+            throw new IllegalArgumentException("invalid --registry '" + registryUrl + "' (expected the control"
+                    + " plane's weft://HOST:PORT: it is the certificate authority; etcd:// has none)");
+        }
+        return URI.create("http://" + uri.getHost() + ":" + (uri.getPort() == -1 ? 7700 : uri.getPort()));
+    }
+}
