@@ -87,8 +87,12 @@ class AppHealthTest {
     }
 
     private static String readyText(Sidecar s) throws IOException {
+        return adminText(s, "/ready");
+    }
+
+    private static String adminText(Sidecar s, String path) throws IOException {
         HttpURLConnection c = (HttpURLConnection) URI.create("http://127.0.0.1:" + MeshFixture.port(s, "admin")
-                + "/ready").toURL().openConnection();
+                + path).toURL().openConnection();
         c.setReadTimeout(5_000);
         try (var in = c.getResponseCode() < 400 ? c.getInputStream() : c.getErrorStream()) {
             return new String(in.readAllBytes());
@@ -119,6 +123,10 @@ class AppHealthTest {
             }
             return calls(sick) > 0 && calls(well) > 0;
         });
+
+        assertThat(adminText(sickSidecar, "/config"))
+                .contains("\"appHealth\" : \"GET /echo every 100ms, down after 2 failure(s), up after 1 success(es)\"")
+                .contains("\"connectionTimeouts\"").contains("\"idleMillis\" : 75000");
 
         sick.forcedStatus = 503;
         await("the sick app's sidecar not ready", () -> !sickSidecar.isReady());

@@ -90,6 +90,13 @@ public final class ConfigPage implements Supplier<Reply> {
         m.put("queueSize", config.queueSize());
         m.put("queueTimeoutMillis", config.queueTimeout().toMillis());
         m.put("leaseTtlMillis", config.leaseTtl().toMillis());
+        m.put("drainTimeoutMillis", config.drainTimeout().toMillis());
+        Map<String, Object> timeouts = new LinkedHashMap<>();
+        timeouts.put("requestHeadMillis", config.timeouts().requestHead().toMillis());
+        timeouts.put("idleMillis", config.timeouts().idle().toMillis());
+        timeouts.put("bodyMillis", config.timeouts().body().toMillis());
+        m.put("connectionTimeouts", timeouts);
+        m.put("appHealth", config.appHealth().describe());
         m.put("balancer", router.balancerName());
         m.put("collaborator", config.collaborator().label());
         m.put("workers", config.workers());
