@@ -94,7 +94,10 @@ class ConnectionTimeoutsTest {
             awaitEquals(app.uploadsAborted::get, 1, "the app saw its request end mid-body");
             assertThat(app.uploadsStarted.get()).as("the head and half the body had reached the app").isEqualTo(1);
             assertThat(app.uploadsCompleted.get()).isZero();
-            assertThat(metrics(consumer)).contains("weft_http_rejected_total{reason=\"body_timeout\"} 1");
+            assertThat(metrics(consumer)).contains("weft_http_rejected_total{reason=\"body_timeout\"} 1")
+                    // Recorded as what the client was told, not as a client that went away (499).
+                    .containsPattern("weft_route_mesh_errors_total\\{[^}]*kind=\"body-timeout\"} 1")
+                    .doesNotContain("kind=\"downstream-closed\"");
         }
     }
 

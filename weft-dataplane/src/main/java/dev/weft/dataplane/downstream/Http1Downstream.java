@@ -229,7 +229,8 @@ public final class Http1Downstream extends ChannelInboundHandlerAdapter implemen
             return;
         }
         boolean started = x.relayed();
-        x.abort("the request body stopped coming"); // cancels what went upstream: the app sees its request end
+        // Cancels what went upstream (the app sees its request end); recorded as what the client is told.
+        x.abort(started ? 499 : 408, started ? "downstream-closed" : "body-timeout");
         if (started) {
             ctx.channel().close(); // an answer is under way: no other can follow it
             return;
@@ -293,7 +294,7 @@ public final class Http1Downstream extends ChannelInboundHandlerAdapter implemen
             ProxyExchange x = current;
             current = null;
             boolean started = x.relayed();
-            x.abort("malformed request body");
+            x.abort(started ? 499 : 400, started ? "downstream-closed" : "bad-request"); // the body broke its framing
             if (started) {
                 ctx.channel().close();
                 return;
@@ -451,7 +452,7 @@ public final class Http1Downstream extends ChannelInboundHandlerAdapter implemen
         if (current != null) {
             ProxyExchange x = current;
             current = null;
-            x.abort("client closed the connection");
+            x.abort(499, "downstream-closed"); // the client closed the connection
         }
         Object o;
         while ((o = backlog.poll()) != null) {

@@ -102,7 +102,7 @@ public final class WmpDownstream implements Downstream, MeshStream.Listener {
         WmpRequestValidator.refuse(stream, data, new WmpBoundary.Refusal(Rejections.Reason.BAD_CONTENT_LENGTH,
                 "body bytes past or short of content-length"), rejected, stream.session().peer());
         if (exchange != null) {
-            exchange.abort("the peer's body broke its content-length");
+            exchange.abort(400, "bad-request"); // the peer's body broke its content-length
         }
     }
 
@@ -122,7 +122,8 @@ public final class WmpDownstream implements Downstream, MeshStream.Listener {
     @Override
     public void onReset(String reason, boolean refused) {
         if (exchange != null) {
-            exchange.abort(reason); // the peer cancelled (its deadline, its client gone): stop the app's work now
+            // The peer cancelled (its deadline, its client gone): stop the app's work now.
+            exchange.abort(499, "downstream-closed");
         }
     }
 

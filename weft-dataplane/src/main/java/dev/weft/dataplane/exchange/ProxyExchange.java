@@ -410,8 +410,8 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
         downstream.done(this, close || !body.complete());
     }
 
-    /** The downstream went away first (client closed, stream cancelled): stop the work upstream and free its slot. */
-    public void abort(String why) {
+    /** The downstream ended it first (gone: 499; body refused: 408, 400): stop the upstream work, record it so. */
+    public void abort(int status, String kind) {
         if (finished) {
             return;
         }
@@ -419,7 +419,7 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
         if (answered != null) {
             answered.tryFailure(ABANDONED);
         }
-        over(null, 499, false, "downstream-closed");
+        over(null, status, false, kind);
     }
 
     private void retry() {
