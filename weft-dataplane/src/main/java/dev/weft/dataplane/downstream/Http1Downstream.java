@@ -331,7 +331,7 @@ public final class Http1Downstream extends ChannelInboundHandlerAdapter implemen
             if (!end) {
                 body.release();
             }
-            ctx.writeAndFlush(errorBytes(new ExchangeError(502, "bad-answer",
+            ctx.writeAndFlush(errorBytes(new ExchangeError(502, "upstream-protocol-error",
                     "the answer could not be relayed: " + e.getMessage(), false), true), ctx.voidPromise());
             abortAnswer(x);
             return;
