@@ -95,6 +95,7 @@ class ConnectionTimeoutsTest {
             assertThat(app.uploadsStarted.get()).as("the head and half the body had reached the app").isEqualTo(1);
             assertThat(app.uploadsCompleted.get()).isZero();
             assertThat(metrics(consumer)).contains("weft_http_rejected_total{reason=\"body_timeout\"} 1")
+                    .contains("weft_rejected_total{boundary=\"http1_listener\",reason=\"body_timeout\"} 1")
                     // Recorded as what the client was told, not as a client that went away (499).
                     .containsPattern("weft_route_mesh_errors_total\\{[^}]*kind=\"body-timeout\"} 1")
                     .doesNotContain("kind=\"downstream-closed\"");

@@ -81,7 +81,10 @@ class MisbehavingAppSocketTest {
                 HttpResponse.BodyHandlers.ofString()).body();
         for (String line : metrics.split("\n")) {
             if (line.startsWith("weft_app_protocol_errors_total ")) {
-                return Long.parseLong(line.substring(line.indexOf(' ') + 1));
+                long n = Long.parseLong(line.substring(line.indexOf(' ') + 1));
+                // The same count in the one family of every boundary's refusals.
+                assertThat(metrics).contains("weft_rejected_total{boundary=\"app_answer\",reason=\"app_protocol_error\"} " + n);
+                return n;
             }
         }
         throw new AssertionError("no weft_app_protocol_errors_total in the provider's /metrics");
