@@ -157,4 +157,40 @@ class WmpAnswerSocketTest {
                     .isEqualTo(200);
         }
     }
+
+    @Test
+    void aPeerWhoseAnswersKeepBreakingTheRulesIsEjectedAndTheOtherInstanceTakesTheTraffic() throws Exception {
+        // Every answer of "bad" carries a header line injection; "good" answers well. Outlier detection must count
+        // the refused answers as the endpoint's failures (5 in a row by default), like its 5xx.
+        try (MeshFixture mesh = new MeshFixture("event-loop"); TestApp consumerApp = new TestApp();
+             Registry registry = Registries.open(mesh.registryUrl());
+             ScriptedPeer bad = new ScriptedPeer(r -> List.of(answer(r.streamId(), 200, "ok", "x-a", "1\r\nx-b: 2")));
+             ScriptedPeer good = new ScriptedPeer(WmpAnswerSocketTest::script);
+             Registration badOne = registry.register(new Endpoint("provider", "bad-1", "127.0.0.1", bad.port(), 1,
+                     1000, Map.of()), Duration.ofSeconds(10));
+             Registration goodOne = register(registry, good)) {
+            Sidecar consumer = mesh.consumer(consumerApp.address(), List.of("provider"), false);
+            int port = MeshFixture.port(consumer, "upstream provider");
+            HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+            awaitRoute(http, port);
+            await().atMost(Duration.ofSeconds(10)).until(() -> call(http, port, "GET", "/ok").statusCode() == 502);
+
+            int refused = 0;
+            for (int i = 0; i < 40; i++) {
+                if (call(http, port, "GET", "/ok").statusCode() == 502) {
+                    refused++;
+                }
+            }
+            int receivedByBad = bad.received.size();
+            for (int i = 0; i < 20; i++) {
+                assertThat(call(http, port, "GET", "/ok").statusCode()).as("after the ejection").isEqualTo(200);
+            }
+            assertThat(bad.received.size()).as("frames the ejected peer got after it was ejected").isEqualTo(receivedByBad);
+            assertThat(refused).as("answers refused before the ejection").isLessThanOrEqualTo(5);
+            String metrics = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
+                            + MeshFixture.port(consumer, "admin") + "/metrics"))
+                    .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString()).body();
+            assertThat(metrics).containsPattern("weft_endpoint_ejections_total\\{[^}]*endpoint=\"bad-1\"} 1");
+        }
+    }
 }

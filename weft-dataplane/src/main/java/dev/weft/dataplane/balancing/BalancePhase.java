@@ -92,8 +92,9 @@ public final class BalancePhase implements Phase {
                 c.recordOutcome(e, status >= 500);
             }
         } else if (!(failure instanceof Cluster.NoCapacityException) && !(failure instanceof Upstream.CircuitOpenException)
-                && !(failure instanceof ExchangeError)) {
-            // Refused by our own limits, nothing says the endpoint is unwell; anything else does.
+                && !(failure instanceof ExchangeError refused && refused.status() < 500)) {
+            // Refused by our own limits, or a request refused for what it is (431, 400), nothing says the endpoint is
+            // unwell; anything else does, an answer it sent that could not be relayed (502, 504) included.
             e.recordFailure();
             if (latency >= 0) {
                 e.recordLatency(latency, x.inFlightAtSend(), true);
