@@ -56,6 +56,7 @@ import java.util.ArrayDeque;
  * owned here until written (the write releases them, or {@link Http1Writer} copies or composes and releases them).
  */
 public final class Http1Downstream extends ChannelInboundHandlerAdapter implements Downstream {
+    private static final System.Logger LOG = System.getLogger(Http1Downstream.class.getName());
     private final PolicyStack stack;
     private final boolean addClientAddress;
     private final ArrayDeque<Object> backlog = new ArrayDeque<>();
@@ -284,6 +285,10 @@ public final class Http1Downstream extends ChannelInboundHandlerAdapter implemen
             default -> m.badRequests.increment();
         }
         ExchangeError e = new ExchangeError(r.status(), r.kind(), r.message(), false);
+        if (LOG.isLoggable(System.Logger.Level.DEBUG)) {
+            LOG.log(System.Logger.Level.DEBUG, "weft: refused a request from " + peer + " (" + r.status() + " "
+                    + r.kind() + "): " + r.message());
+        }
         stack.refused(e);
         releaseHeldPiece();
         held = null;

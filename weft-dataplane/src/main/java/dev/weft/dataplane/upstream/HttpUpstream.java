@@ -69,6 +69,7 @@ import java.util.function.ToIntFunction;
  * them); answer bodies read are handed to the listener, which owns them.
  */
 public final class HttpUpstream implements Upstream {
+    private static final System.Logger LOG = System.getLogger(HttpUpstream.class.getName());
     static final int MAX_UNCONSUMED = 256 * 1024;
 
     private final Transport transport;
@@ -364,6 +365,10 @@ public final class HttpUpstream implements Upstream {
                 // The app broke HTTP/1.1 (a bad Content-Length, a control byte in a field...): its answer cannot be
                 // trusted, nor the connection; the caller is told at once instead of waiting for a timeout.
                 protocolErrors.increment();
+                if (LOG.isLoggable(System.Logger.Level.DEBUG)) {
+                    LOG.log(System.Logger.Level.DEBUG, "weft: refused an answer from " + description + " at "
+                            + address + " (" + r.kind() + "): " + r.message());
+                }
                 listener = null;
                 ctx.close();
                 l.onError(new ExchangeError(r.status(), r.kind(), description + " at " + address + " answered "
