@@ -34,7 +34,9 @@ public final class Rejections {
         /** A second REQUEST on a stream that is open. */
         SECOND_REQUEST(WMP_CONNECTION, "second_request"),
         /** RESPONSE, DATA, CANCEL or WINDOW_UPDATE for a stream id that was never opened. */
-        UNOPENED_STREAM(WMP_CONNECTION, "unopened_stream");
+        UNOPENED_STREAM(WMP_CONNECTION, "unopened_stream"),
+        /** DATA after the sender's END_STREAM on a stream still open: that stream is reset, the connection carries on. */
+        DATA_AFTER_END(WMP_CONNECTION, "data_after_end");
 
         private final String boundary;
         private final String label;
