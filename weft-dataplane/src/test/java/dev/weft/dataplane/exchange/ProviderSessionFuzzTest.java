@@ -63,7 +63,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  *
  * <p>The probe that found two {@code LEAK:}s and three uncaught IllegalArgumentExceptions fed 2,000 mutated frame
  * sequences; {@link #twoThousandMutatedFrameSequencesFromValidOnesBreakNoRule} does that with a fixed seed. The
- * fuzz target takes any bytes: {@code JAZZER_FUZZ=1 mvn -pl weft-dataplane test -Dtest=ProviderSessionFuzzTest}
+ * fuzz target takes any bytes: {@code JAZZER_FUZZ=1 mvn -pl weft-dataplane -am test
+ * -Dtest=ProviderSessionFuzzTest#aProviderKeepsEveryRuleWhateverThePeerSends -Dsurefire.failIfNoSpecifiedTests=false}
  * (docs/operations.md, "Fuzzing"); its corpus is the valid sequences ({@link WmpSequences#valid()}) and findings.
  *
  * <p>The app is in memory ({@link InMemoryUpstream}) so that each input runs the same way every time, and is
@@ -85,7 +86,7 @@ class ProviderSessionFuzzTest {
         Mutator.instrumentOnly("dev.weft.dataplane.**:dev.weft.protocol.**");
     }
 
-    @FuzzTest(maxDuration = "5m")
+    @FuzzTest(maxDuration = "4m")
     void aProviderKeepsEveryRuleWhateverThePeerSends(byte[] input) {
         new Provider(new Tally()).run(input);
     }

@@ -40,9 +40,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * frames and the same error; and every byte read is released once its frames are (checked on each input, not only
  * by the leak detector at the end of the class, so that a fuzzer's finding names the input that leaked).
  *
- * <p>Fuzzing: {@code JAZZER_FUZZ=1 mvn -pl weft-dataplane test -Dtest=WmpFrameDecoderFuzzTest} (docs/operations.md,
- * "Fuzzing"). A plain build replays the corpus (WmpFrameDecoderFuzzTestInputs, valid frame sequences and findings)
- * and {@link #seededMutationsOfTheCorpusKeepEveryRule}.
+ * <p>Fuzzing: {@code JAZZER_FUZZ=1 mvn -pl weft-dataplane -am test -Dtest=WmpFrameDecoderFuzzTest#<target>
+ * -Dsurefire.failIfNoSpecifiedTests=false} (docs/operations.md, "Fuzzing"). A plain build replays the corpus
+ * (WmpFrameDecoderFuzzTestInputs, valid frame sequences and findings) and
+ * {@link #seededMutationsOfTheCorpusKeepEveryRule}.
  *
  * <p>Thread: the test's, which is each EmbeddedChannel's loop. Buffers: the input is copied into pooled direct
  * buffers (the kind the leak detector tracks), given to the decoder, and checked to be released at the end.
@@ -74,7 +75,7 @@ class WmpFrameDecoderFuzzTest {
         Mutator.instrumentOnly("dev.weft.protocol.**");
     }
 
-    @FuzzTest(maxDuration = "5m")
+    @FuzzTest(maxDuration = "4m")
     void anyBytesDecodeToFramesOrOneNamedError(byte[] input) {
         Decoded whole = decode(input, Math.max(1, input.length), LIMITS);
         // The last byte picks a second way to split the same bytes into reads (1 to 16 bytes each).

@@ -35,12 +35,12 @@ class Http1FuzzTest {
         Mutator.instrumentOnly("dev.weft.dataplane.http.**");
     }
 
-    @FuzzTest(maxDuration = "5m")
+    @FuzzTest(maxDuration = "4m")
     void theRequestDecoderEmitsWellFormedSequencesForAnyBytes(byte[] input) {
         run(new EmbeddedChannel(new Http1RequestDecoder()), input, true);
     }
 
-    @FuzzTest(maxDuration = "5m")
+    @FuzzTest(maxDuration = "4m")
     void theResponseDecoderEmitsWellFormedSequencesForAnyBytes(byte[] input) {
         Http1ResponseDecoder d = new Http1ResponseDecoder();
         // The last byte says which of eight requests are HEADs; it stays part of the input too.

@@ -21,9 +21,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * (keep-alive and 100-continue too: the first pass may have read HTTP/1.0, the writer writes HTTP/1.1). A head that
  * came out otherwise would mean the writer and the decoder read a request two ways, the root of request smuggling.
  *
- * <p>Fuzzing: {@code JAZZER_FUZZ=1 mvn -pl weft-dataplane test -Dtest=RequestHeadRoundTripFuzzTest}
- * (docs/operations.md, "Fuzzing"). A plain build replays the corpus (the HTTP/1.1 request seeds of
- * {@link Http1FuzzTest} and findings) and {@link #seededMutationsOfTheCorpusKeepTheRoundTrip}.
+ * <p>Fuzzing: {@code JAZZER_FUZZ=1 mvn -pl weft-dataplane -am test -Dtest=RequestHeadRoundTripFuzzTest#<target>
+ * -Dsurefire.failIfNoSpecifiedTests=false} (docs/operations.md, "Fuzzing"). A plain build replays the corpus
+ * (the HTTP/1.1 request seeds of {@link Http1FuzzTest} and findings) and
+ * {@link #seededMutationsOfTheCorpusKeepTheRoundTrip}.
  *
  * <p>Thread: the test's, which is each EmbeddedChannel's loop. Buffers: heads written are decoded and released
  * here; body pieces decoded are released as they are read; the input buffer is checked to be released.
@@ -37,7 +38,7 @@ class RequestHeadRoundTripFuzzTest {
         Mutator.instrumentOnly("dev.weft.dataplane.http.**");
     }
 
-    @FuzzTest(maxDuration = "5m")
+    @FuzzTest(maxDuration = "4m")
     void aDecodedHeadWrittenAndDecodedAgainIsTheSameHead(byte[] input) {
         ByteBuf in = PooledByteBufAllocator.DEFAULT.directBuffer(Math.max(1, input.length)).writeBytes(input);
         EmbeddedChannel ch = new EmbeddedChannel(new Http1RequestDecoder(Duration.ZERO));
