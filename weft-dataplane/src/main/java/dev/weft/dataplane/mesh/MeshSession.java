@@ -37,7 +37,9 @@ import java.util.concurrent.TimeUnit;
  * stream id that was never opened is a connection error. Such a peer's view of the streams differs from ours, so no
  * later frame can be trusted: one GOAWAY {@code PROTOCOL_ERROR} with the last stream processed here goes out, the
  * connection closes, everything read after it is dropped, and {@code weft_rejected_total{boundary="wmp_connection"}}
- * counts it. Frames for a stream that was opened and has closed are late, not wrong: they are dropped quietly.
+ * counts it. Frames for a stream that was opened and has closed are late, not wrong: they are dropped quietly. DATA
+ * on a stream whose peer half has ended (END_STREAM came) is a stream error: that stream is reset
+ * ({@code CANCEL PROTOCOL_ERROR}, counted as {@code data_after_end}) and the connection carries on.
  *
  * <p>Thread: everything runs on the channel's Worker event loop; no field is touched from another thread, which is
  * why there are no locks. Buffers: frames read from the decoder are owned here until handed to a stream's
@@ -177,6 +179,12 @@ public final class MeshSession extends ChannelInboundHandlerAdapter {
                 if (s == null) {
                     data.release();
                     checkOpened(data.streamId(), "DATA");
+                } else if (s.receivedEnd()) {
+                    // Passed on, these bytes would reach the app (or the caller) after a request (or an answer) it
+                    // already has whole: the start of another one, of the peer's making. A stream error.
+                    data.release();
+                    rejected.increment(Reason.DATA_AFTER_END);
+                    s.reset(WmpError.PROTOCOL_ERROR, "DATA after END_STREAM on stream " + s.id() + " from " + peer);
                 } else {
                     s.onData(data);
                 }

@@ -155,6 +155,19 @@ public final class MeshStream {
         receivedEnd |= end;
     }
 
+    /** Whether the peer's half has ended (END_STREAM received). */
+    boolean receivedEnd() {
+        return receivedEnd;
+    }
+
+    /** A stream error found here: tells the peer ({@code error}) and the listener, which stops the work. */
+    void reset(WmpError error, String reason) {
+        cancel(error);
+        if (listener != null) {
+            listener.onReset(reason, false);
+        }
+    }
+
     void onReset(String reason, boolean refused) {
         if (closed) {
             return;

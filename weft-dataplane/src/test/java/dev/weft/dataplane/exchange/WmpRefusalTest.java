@@ -171,6 +171,22 @@ class WmpRefusalTest {
     }
 
     @Test
+    void dataAfterTheRequestsEndResetsTheStreamAndNeverReachesTheApp() {
+        EmbeddedChannel ch = connection(8);
+        ch.writeInbound(new WmpRequest(1, true, "POST", "provider", "/hold", fields(), body("")));
+        InMemoryUpstream.Call call = app.call(0);
+        // Written to the app, these bytes would follow a request it already has whole: a second request of the
+        // peer's making (found by ProviderSessionFuzzTest).
+        ch.writeInbound(new WmpData(1, false, body("GET /admin HTTP/1.1\r\nhost: provider\r\n\r\n")));
+
+        assertReset(1);
+        assertThat(call.body()).as("nothing after the request's end reaches the app").isEmpty();
+        assertThat(call.cancelled).isTrue();
+        assertThat(metrics.rejected.count(Reason.DATA_AFTER_END)).isEqualTo(1);
+        assertThat(ch.isOpen()).as("a stream error: the connection carries on").isTrue();
+    }
+
+    @Test
     void bodyHeldForAnAppThatCannotTakeItIsReleasedWhenThePeerCancels() {
         EmbeddedChannel ch = connection(8);
         ch.writeInbound(new WmpRequest(1, false, "POST", "provider", "/upload", fields(), body("a")));
