@@ -191,7 +191,11 @@ public final class MeshSession extends ChannelInboundHandlerAdapter {
             }
             case WmpWindowUpdate wu -> {
                 MeshStream s = streams.get(wu.streamId());
-                if (s != null) {
+                if (s != null && s.windowWouldOverflow(wu.increment())) {
+                    rejected.increment(Reason.FLOW_CONTROL);
+                    s.reset(WmpError.FLOW_CONTROL_ERROR, "WINDOW_UPDATE past 2^31-1 on stream " + s.id() + " from "
+                            + peer);
+                } else if (s != null) {
                     s.onWindowUpdate(wu.increment());
                 } else if (wu.streamId() != 0) { // stream 0, the connection's window, is valid and unused in v1
                     checkOpened(wu.streamId(), "WINDOW_UPDATE");

@@ -123,6 +123,11 @@ public final class MeshStream {
         return closed;
     }
 
+    /** Whether the increment would grow the send window past 2^31-1, which docs/protocol.md makes a stream error. */
+    boolean windowWouldOverflow(int increment) {
+        return (long) sendWindow + increment > Integer.MAX_VALUE;
+    }
+
     void onWindowUpdate(int increment) {
         boolean wasBlocked = sendWindow <= 0;
         sendWindow += increment;

@@ -39,6 +39,8 @@ public final class Rejections {
         UNOPENED_STREAM(WMP_CONNECTION, "unopened_stream"),
         /** DATA after the sender's END_STREAM on a stream still open: that stream is reset, the connection carries on. */
         DATA_AFTER_END(WMP_CONNECTION, "data_after_end"),
+        /** A WINDOW_UPDATE that would grow a stream's send window past 2^31-1: that stream is reset. */
+        FLOW_CONTROL(WMP_CONNECTION, "flow_control"),
         /** An answer's status is not a final one (200..599): interim answers and 101 stay on the app's hop. */
         ANSWER_BAD_STATUS(WMP_ANSWER, "bad_status"),
         /** An answer's field name that is not a lower-case RFC 9110 token. */

@@ -15,6 +15,7 @@ import dev.weft.protocol.WmpFrame;
 import dev.weft.protocol.WmpHeaders;
 import dev.weft.protocol.WmpRequest;
 import dev.weft.protocol.WmpResponse;
+import dev.weft.protocol.WmpWindowUpdate;
 import dev.weft.registry.Endpoint;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
@@ -184,6 +185,20 @@ class WmpRefusalTest {
         assertThat(call.cancelled).isTrue();
         assertThat(metrics.rejected.count(Reason.DATA_AFTER_END)).isEqualTo(1);
         assertThat(ch.isOpen()).as("a stream error: the connection carries on").isTrue();
+    }
+
+    @Test
+    void aWindowUpdatePastTwoToThe31ResetsTheStream() {
+        EmbeddedChannel ch = connection(8);
+        ch.writeInbound(new WmpRequest(1, true, "GET", "provider", "/hold", fields(), body("")));
+        InMemoryUpstream.Call call = app.call(0);
+        ch.writeInbound(new WmpWindowUpdate(1, Integer.MAX_VALUE));
+
+        WmpFrame f = next();
+        assertThat(f).isInstanceOf(WmpCancel.class);
+        assertThat(((WmpCancel) f).error()).isEqualTo(WmpError.FLOW_CONTROL_ERROR);
+        assertThat(call.cancelled).isTrue();
+        assertThat(metrics.rejected.count(Reason.FLOW_CONTROL)).isEqualTo(1);
     }
 
     @Test
