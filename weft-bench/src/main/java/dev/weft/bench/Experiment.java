@@ -1,5 +1,6 @@
 package dev.weft.bench;
 
+import dev.weft.registry.Registries;
 import dev.weft.registry.support.Durations;
 
 import java.io.IOException;
@@ -266,12 +267,6 @@ public final class Experiment implements AutoCloseable {
                 : capacities.stream().mapToInt(Integer::intValue).sum();
     }
 
-    /** A registry URL without its options, which may hold a password. */
-    private static String redact(String url) {
-        int q = url.indexOf('?');
-        return q < 0 ? url : url.substring(0, q) + "?...";
-    }
-
     /**
      * @param external a registry URL to keep the control plane's state in, or null for its own data dir
      * @return the control plane's {@code HOST:PORT}, as it printed it
@@ -285,7 +280,7 @@ public final class Experiment implements AutoCloseable {
                         "control", "--listen", LOOPBACK + ":0", "--registry", external);
         String address = control.awaitOutput(CONTROL_READY, "weft control listening on HOST:PORT",
                 settings.startTimeout()).group(1);
-        say("control plane ready on " + address + (external == null ? "" : " (state in " + redact(external) + ")")
+        say("control plane ready on " + address + (external == null ? "" : " (state in " + Registries.redact(external) + ")")
                 + " (pid " + control.pid() + ")");
         controlPid = control.pid();
         return address;

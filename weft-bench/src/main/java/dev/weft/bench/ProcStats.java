@@ -141,13 +141,16 @@ final class ProcStats {
 
     /** Resident set size now ({@code VmRSS}) in bytes. */
     static OptionalLong rssBytes(long pid) {
-        String status = read(PROC.resolve(Long.toString(pid)).resolve("status"));
-        return status == null ? OptionalLong.empty() : parseStatusKilobytes(status, "VmRSS");
+        return statusBytes(pid, "VmRSS");
     }
 
     static OptionalLong peakRssBytes(long pid) {
+        return statusBytes(pid, "VmHWM");
+    }
+
+    private static OptionalLong statusBytes(long pid, String field) {
         String status = read(PROC.resolve(Long.toString(pid)).resolve("status"));
-        return status == null ? OptionalLong.empty() : parseStatusKilobytes(status, "VmHWM");
+        return status == null ? OptionalLong.empty() : parseStatusKilobytes(status, field);
     }
 
     static OptionalLong parseStatusKilobytes(String status, String field) {

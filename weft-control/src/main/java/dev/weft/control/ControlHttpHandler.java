@@ -456,7 +456,7 @@ final class ControlHttpHandler extends SimpleChannelInboundHandler<FullHttpReque
         return id;
     }
 
-    private static void allow(HttpMethod method, String path, HttpMethod... allowed) {
+    static void allow(HttpMethod method, String path, HttpMethod... allowed) {
         for (HttpMethod m : allowed) {
             if (m.equals(method)) {
                 return;

@@ -48,12 +48,12 @@ final class IdentityApi {
         }
         return switch (path.get(1)) {
             case "trust-bundle" -> {
-                only(method, HttpMethod.GET, "/v1/trust-bundle");
+                ControlHttpHandler.allow(method, "/v1/trust-bundle", HttpMethod.GET);
                 yield CompletableFuture.completedFuture(Map.of("trustDomain", ca.trustDomain(),
                         "trustBundle", ca.trustBundlePem()));
             }
             case "tokens" -> {
-                only(method, HttpMethod.POST, "/v1/tokens");
+                ControlHttpHandler.allow(method, "/v1/tokens", HttpMethod.POST);
                 if (!(caller instanceof InetSocketAddress a) || a.getAddress() == null
                         || !a.getAddress().isLoopbackAddress()) {
                     throw new ControlException(403, "forbidden", "join tokens are made only for callers on this"
@@ -74,7 +74,7 @@ final class IdentityApi {
                 });
             }
             default -> {
-                only(method, HttpMethod.POST, "/v1/certificates");
+                ControlHttpHandler.allow(method, "/v1/certificates", HttpMethod.POST);
                 CertificateRequest r = parse(ca, body, CertificateRequest.class,
                         "{\"service\": \"provider\", \"token\": \"weft_jt_...\", \"csr\": \"-----BEGIN CERTIFICATE"
                                 + " REQUEST-----...\"}");
@@ -109,13 +109,6 @@ final class IdentityApi {
         } catch (ControlException e) {
             ca.refused("bad-request");
             throw e;
-        }
-    }
-
-    private static void only(HttpMethod method, HttpMethod allowed, String path) {
-        if (!method.equals(allowed)) {
-            throw new ControlException(405, "method-not-allowed", "method " + method + " not allowed on " + path
-                    + " (allowed: " + allowed + ")");
         }
     }
 }

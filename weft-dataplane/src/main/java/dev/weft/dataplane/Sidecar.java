@@ -249,13 +249,25 @@ public final class Sidecar implements AutoCloseable {
      * health check and when draining.
      */
     public boolean isReady() {
-        if (draining || !appHealth.isHealthy() || (identity != null && !identity.ready())) {
-            return false;
+        return notReadyReason() == null;
+    }
+
+    /** Why this sidecar is not ready, or null when it is: the one place readiness is decided. */
+    private String notReadyReason() {
+        if (draining) {
+            return "draining";
+        }
+        if (!appHealth.isHealthy()) {
+            return "app at " + config.app().getHostString() + ":" + config.app().getPort() + " not healthy ("
+                    + appHealth.config().describe() + "; last: " + appHealth.lastFailure() + ")";
+        }
+        if (identity != null && !identity.ready()) {
+            return identity.notReadyReason();
         }
         if (!registeredOnce) {
             registeredOnce = isRegistered();
         }
-        return registeredOnce;
+        return registeredOnce ? null : "registration with " + config.registryUrl() + " pending";
     }
 
     private boolean isRegistered() {
@@ -264,15 +276,8 @@ public final class Sidecar implements AutoCloseable {
     }
 
     private Reply readyReply() {
-        if (isReady()) {
-            return Reply.text(200, "ready\n");
-        }
-        String why = draining ? "draining" : !appHealth.isHealthy() ? "app at " + config.app().getHostString() + ":"
-                + config.app().getPort() + " not healthy (" + appHealth.config().describe() + "; last: "
-                + appHealth.lastFailure() + ")"
-                : identity != null && !identity.ready() ? identity.notReadyReason()
-                : "registration with " + config.registryUrl() + " pending";
-        return Reply.text(503, "not ready: " + why + "\n");
+        String why = notReadyReason();
+        return why == null ? Reply.text(200, "ready\n") : Reply.text(503, "not ready: " + why + "\n");
     }
 
     /**
@@ -280,10 +285,7 @@ public final class Sidecar implements AutoCloseable {
      * accepting, then wait for requests in flight up to the deadline, then close.
      */
     public void drain() {
-        draining = true;
-        stopFollowingAppHealth();
-        deregister();
-        inbound.drain("sidecar draining");
+        stopInbound();
         outbound.stopAccepting();
         long deadline = System.nanoTime() + config.drainTimeout().toNanos();
         awaitNone(() -> metrics.inbound.inFlight() + metrics.outbound.inFlight(), deadline);
@@ -297,15 +299,20 @@ public final class Sidecar implements AutoCloseable {
      * stop accepting outbound, wait for outbound in flight, and close. Each wait is bounded by the drain timeout.
      */
     public void drain(Runnable stopApp) {
-        draining = true;
-        stopFollowingAppHealth();
-        deregister();
-        inbound.drain("sidecar draining");
+        stopInbound();
         awaitNone(metrics.inbound::inFlight, System.nanoTime() + config.drainTimeout().toNanos());
         stopApp.run();
         outbound.stopAccepting();
         awaitNone(metrics.outbound::inFlight, System.nanoTime() + config.drainTimeout().toNanos());
         close();
+    }
+
+    /** The first steps of either drain: no health check re-registers us, peers stop choosing us, inbound closes. */
+    private void stopInbound() {
+        draining = true;
+        stopFollowingAppHealth();
+        deregister();
+        inbound.drain("sidecar draining");
     }
 
     private static void awaitNone(LongSupplier inFlight, long deadline) {

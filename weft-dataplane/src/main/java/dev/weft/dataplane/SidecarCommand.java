@@ -255,8 +255,8 @@ public final class SidecarCommand implements Callable<Integer> {
                 .meshProtocol(meshProtocol).meshConnectionsPerPeer(meshConnections).drainTimeout(drainTimeout)
                 .observability(observabilityConfig()).requestHeadTimeout(requestHeadTimeout)
                 .idleTimeout(idleTimeout).bodyTimeout(bodyTimeout)
-                .appHealth(new AppHealth.Config(appHealthPath, appHealthInterval, appHealthInterval,
-                        appUnhealthyThreshold, appHealthyThreshold));
+                .appHealth(new AppHealth.Config(appHealthPath, appHealthInterval, appUnhealthyThreshold,
+                        appHealthyThreshold));
         if (workers != null) {
             b.workers(workers);
         }

@@ -105,6 +105,10 @@ public final class SidecarConfig {
         }
     }
 
+    private static MtlsMode mtlsMode(String name) {
+        return byLabel(MtlsMode.values(), MtlsMode::label, "--mtls mode", name);
+    }
+
     /** The value whose label is {@code name}; else an error naming every label, e.g. "(expected: wmp, http1)". */
     private static <E> E byLabel(E[] values, Function<E, String> label, String what, String name) {
         for (E v : values) {
@@ -333,7 +337,7 @@ public final class SidecarConfig {
                 Durations.parse(Defaults.IDLE_TIMEOUT), Durations.parse(Defaults.BODY_TIMEOUT));
         private AppHealth.Config appHealth = AppHealth.Config.defaults();
         private Path tokenFile;
-        private MtlsMode mtls = MtlsMode.parse(Defaults.MTLS);
+        private MtlsMode mtls = mtlsMode(Defaults.MTLS);
 
         private Builder(String service, InetSocketAddress app) {
             this.service = Objects.requireNonNull(service, "service");
@@ -476,7 +480,7 @@ public final class SidecarConfig {
 
         /** {@code strict}, {@code permissive} or {@code off}. */
         public Builder mtls(String mode) {
-            mtls = MtlsMode.parse(mode);
+            mtls = mtlsMode(mode);
             return this;
         }
 

@@ -46,7 +46,7 @@ class AppHealthTest {
     @BeforeEach
     void start() throws Exception {
         mesh = new MeshFixture("event-loop");
-        mesh.appHealth = new AppHealth.Config("/echo", INTERVAL, INTERVAL, 2, 1);
+        mesh.appHealth = new AppHealth.Config("/echo", INTERVAL, 2, 1);
         sick = new TestApp();
         well = new TestApp();
         consumerApp = new TestApp();
@@ -164,7 +164,7 @@ class AppHealthTest {
         try (ServerSocket s = new ServerSocket(0)) {
             port = s.getLocalPort();
             AppHealth h = new AppHealth(new InetSocketAddress("127.0.0.1", port),
-                    new AppHealth.Config(null, INTERVAL, INTERVAL, 3, 2));
+                    new AppHealth.Config(null, INTERVAL, 3, 2));
             assertThat(h.check()).as("the first answer makes it healthy at once").isTrue();
             assertThat(h.isHealthy()).isTrue();
             s.close();
@@ -182,7 +182,7 @@ class AppHealthTest {
     void aHealthPathThatIsNotAnOriginFormPathIsRefused() {
         for (String bad : new String[] {"health", "/a b", "/x\r\nHost: evil", "http://evil/"}) {
             assertThatThrownBy(
-                    () -> new AppHealth.Config(bad, INTERVAL, INTERVAL, 1, 1))
+                    () -> new AppHealth.Config(bad, INTERVAL, 1, 1))
                     .as(bad).isInstanceOf(IllegalArgumentException.class);
         }
     }

@@ -1,6 +1,7 @@
 package dev.weft.control.ca;
 
 import dev.weft.control.ControlException;
+import dev.weft.registry.ServiceNames;
 import dev.weft.registry.support.Durations;
 
 import java.io.IOException;
@@ -45,7 +46,6 @@ public final class CertificateAuthority implements AutoCloseable {
     public static final Duration MAX_CERT_TTL = Duration.ofDays(30);
     /** A SPIFFE trust domain: lower-case letters, digits, '.', '-' and '_' (the SPIFFE ID standard). */
     private static final Pattern TRUST_DOMAIN = Pattern.compile("[a-z0-9._-]{1,255}");
-    static final Pattern SERVICE = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,252}");
     /** Refusal codes, each counted in {@code weft_control_certificate_refusals_total{reason}}. */
     static final List<String> REFUSALS = List.of("invalid-token", "wrong-service", "invalid-certificate", "bad-csr",
             "bad-request");
@@ -252,9 +252,9 @@ public final class CertificateAuthority implements AutoCloseable {
     }
 
     private static void checkService(String service) {
-        if (service == null || !SERVICE.matcher(service).matches()) {
-            throw ControlException.badRequest("invalid service name '" + service
-                    + "' (expected letters, digits, '.', '_' or '-', starting with a letter or digit)");
+        if (!ServiceNames.isValid(service)) {
+            throw ControlException.badRequest("invalid service name '" + service + "' (expected " + ServiceNames.RULE
+                    + ")");
         }
     }
 

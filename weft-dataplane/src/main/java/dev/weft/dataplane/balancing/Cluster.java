@@ -329,21 +329,24 @@ public final class Cluster {
             rejectedNoEndpoints.increment();
             return promise.setFailure(new UnknownServiceException(service));
         }
-        if (allDown(eps)) {
-            rejectedNoEndpoints.increment();
-            return promise.setFailure(new NoHealthyEndpointException(service, eps.size()));
-        }
         // Waiters go first: a newcomer must not overtake requests already queued. A service the registry has not
         // answered for yet (first request by Host name) also waits here, for its first snapshot.
-        if (waiters.isEmpty() && !eps.isEmpty()) {
+        boolean mayPick = waiters.isEmpty() && !eps.isEmpty();
+        if (mayPick) {
             EndpointState chosen = tryPick(loop, hash, exclude);
             if (chosen != null) {
                 return promise.setSuccess(chosen);
             }
-            if (shedWhenFull) {
-                shed.increment();
-                return promise.setFailure(new ShedException(limit()));
-            }
+        }
+        // Only once no slot was found: a down endpoint takes none, and on the usual path this scan (a clock read per
+        // endpoint) would be paid for nothing.
+        if (allDown(eps)) {
+            rejectedNoEndpoints.increment();
+            return promise.setFailure(new NoHealthyEndpointException(service, eps.size()));
+        }
+        if (mayPick && shedWhenFull) {
+            shed.increment();
+            return promise.setFailure(new ShedException(limit()));
         }
         if (queued.incrementAndGet() > maxQueue) {
             queued.decrementAndGet();

@@ -231,7 +231,7 @@ public final class Http1Downstream extends ChannelInboundHandlerAdapter implemen
         }
         boolean started = x.relayed();
         // Cancels what went upstream (the app sees its request end); recorded as what the client is told.
-        x.abort(started ? 499 : 408, started ? "downstream-closed" : "body-timeout");
+        x.abort(408, "body-timeout");
         if (started) {
             ctx.channel().close(); // an answer is under way: no other can follow it
             return;
@@ -299,7 +299,7 @@ public final class Http1Downstream extends ChannelInboundHandlerAdapter implemen
             ProxyExchange x = current;
             current = null;
             boolean started = x.relayed();
-            x.abort(started ? 499 : 400, started ? "downstream-closed" : "bad-request"); // the body broke its framing
+            x.abort(400, "bad-request"); // the body broke its framing
             if (started) {
                 ctx.channel().close();
                 return;

@@ -114,28 +114,15 @@ public final class WmpBoundary {
     }
 
     static boolean isLowerToken(String s) {
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c >= 'A' && c <= 'Z') {
-                return false;
-            }
-        }
-        return isToken(s);
+        return Http1Grammar.all(s, Http1Grammar.LOWER_TCHAR);
     }
 
     /** field-content (RFC 9110 §5.5): HTAB, SP, VCHAR, obs-text, starting and ending with neither HTAB nor SP. */
     static boolean isFieldValue(String v) {
         int n = v.length();
-        if (n > 0 && (isWhitespace(v.charAt(0)) || isWhitespace(v.charAt(n - 1)))) {
-            return false;
-        }
-        for (int i = 0; i < n; i++) {
-            char c = v.charAt(i);
-            if (c == 0x7F || c > 0xFF || (c < 0x20 && c != '\t')) {
-                return false;
-            }
-        }
-        return true;
+        // Empty is a valid value; otherwise the HTTP/1.1 decoders' field allow-list, without edge whitespace.
+        return n == 0 || (!isWhitespace(v.charAt(0)) && !isWhitespace(v.charAt(n - 1))
+                && Http1Grammar.all(v, Http1Grammar.FIELD));
     }
 
     private static boolean isWhitespace(char c) {

@@ -419,7 +419,7 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
         if (answered != null) {
             answered.tryFailure(ABANDONED);
         }
-        over(null, status, false, kind);
+        over(null, relayed ? 499 : status, false, relayed ? "downstream-closed" : kind); // answer begun: cut short
     }
 
     private void retry() {

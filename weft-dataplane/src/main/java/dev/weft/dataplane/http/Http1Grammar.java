@@ -24,13 +24,15 @@ public final class Http1Grammar {
     /** VCHAR, 0x21-0x7E: a request target, an authority. */
     static final int VCHAR = 2;
     /** A field value byte: HTAB, SP, VCHAR, obs-text (0x80-0xFF). Also a reason phrase byte. */
-    static final int FIELD = 4;
+    public static final int FIELD = 4;
     static final int HEX = 8;
     static final int DIGIT = 16;
     /** RFC 3986 unreserved (ALPHA DIGIT - . _ ~): Weft's reg-name, stricter than RFC 3986's (no sub-delims, no %). */
     static final int HOST = 32;
     /** qdtext of a quoted string (RFC 9110 §5.6.4): HTAB, SP, VCHAR except '"' and '\', obs-text. */
     static final int QDTEXT = 64;
+    /** tchar without upper-case letters: a field name as WMP carries it (lower case, like HTTP/2's). */
+    public static final int LOWER_TCHAR = 128;
 
     private static final byte[] CLASS = new byte[256];
     /** ASCII lower case of each byte; other bytes map to themselves. */
@@ -70,6 +72,9 @@ public final class Http1Grammar {
             boolean digit = b >= '0' && b <= '9';
             if (alpha || digit || "!#$%&'*+-.^_`|~".indexOf(b) >= 0) {
                 c |= TCHAR;
+                if (!(b >= 'A' && b <= 'Z')) {
+                    c |= LOWER_TCHAR;
+                }
             }
             if (b >= 0x21 && b <= 0x7E) {
                 c |= VCHAR | FIELD;

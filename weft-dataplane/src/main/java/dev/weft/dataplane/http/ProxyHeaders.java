@@ -101,9 +101,15 @@ public final class ProxyHeaders {
         f.add("via", via == null ? VIA_VALUE : via.equals(VIA_VALUE) ? VIA_TWICE : via + ", " + VIA_VALUE);
     }
 
+    private static final Set<String> CLOSE_ONLY = Set.of("close");
+
     private static Set<String> connectionTokens(String c) {
-        if (c == null || c.isEmpty()) {
+        // The two usual values allocate nothing: keep-alive is hop-by-hop anyway, close names no other field.
+        if (c == null || c.isEmpty() || c.equals("keep-alive")) {
             return null;
+        }
+        if (c.equals("close")) {
+            return CLOSE_ONLY;
         }
         Set<String> tokens = new HashSet<>();
         for (String t : c.split(",")) {

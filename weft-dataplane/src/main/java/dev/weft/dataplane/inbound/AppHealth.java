@@ -17,7 +17,7 @@ import java.util.concurrent.atomic.LongAdder;
  * (passive outlier detection at the callers only reacts to failures they have already had).
  *
  * <p>A check is a TCP connect to the app, or with {@code --app-health PATH} an HTTP/1.1 {@code GET PATH} on a
- * connection of its own, healthy on a 2xx or 3xx status within the timeout. The state changes only after
+ * connection of its own, healthy on a 2xx or 3xx status within the interval (also each check's timeout). The state changes only after
  * {@link Config#unhealthyThreshold} failures in a row (down) or {@link Config#healthyThreshold} successes in a row
  * (up), as Envoy's and Kubernetes' health checks do, so that one slow answer does not take an instance out.
  *
@@ -26,10 +26,8 @@ import java.util.concurrent.atomic.LongAdder;
  */
 public final class AppHealth {
     /** How the app is checked. */
-    public record Config(String path, Duration interval, Duration timeout, int unhealthyThreshold,
-                         int healthyThreshold) {
+    public record Config(String path, Duration interval, int unhealthyThreshold, int healthyThreshold) {
         public static final String DEFAULT_INTERVAL = "1s";
-        public static final String DEFAULT_TIMEOUT = "1s";
         public static final String DEFAULT_UNHEALTHY = "3";
         public static final String DEFAULT_HEALTHY = "1";
 
@@ -38,8 +36,8 @@ public final class AppHealth {
                 throw new IllegalArgumentException("--app-health '" + path + "' is not an origin-form path (expected"
                         + " e.g. /health: '/' then visible ASCII, no spaces)");
             }
-            if (interval.isNegative() || interval.isZero() || timeout.isNegative() || timeout.isZero()) {
-                throw new IllegalArgumentException("app health interval and timeout must be positive durations");
+            if (interval.isNegative() || interval.isZero()) {
+                throw new IllegalArgumentException("app health interval must be a positive duration");
             }
             if (unhealthyThreshold < 1 || healthyThreshold < 1) {
                 throw new IllegalArgumentException("app health thresholds must be at least 1");
@@ -47,8 +45,8 @@ public final class AppHealth {
         }
 
         public static Config defaults() {
-            return new Config(null, Durations.parse(DEFAULT_INTERVAL), Durations.parse(DEFAULT_TIMEOUT),
-                    Integer.parseInt(DEFAULT_UNHEALTHY), Integer.parseInt(DEFAULT_HEALTHY));
+            return new Config(null, Durations.parse(DEFAULT_INTERVAL), Integer.parseInt(DEFAULT_UNHEALTHY),
+                    Integer.parseInt(DEFAULT_HEALTHY));
         }
 
         /** For /config and messages. */
@@ -138,7 +136,7 @@ public final class AppHealth {
 
     /** Null when healthy, else what went wrong. */
     private String probe() {
-        int timeoutMs = (int) Math.max(1, config.timeout().toMillis());
+        int timeoutMs = (int) Math.max(1, config.interval().toMillis());
         try (Socket s = new Socket()) {
             s.connect(app, timeoutMs);
             if (config.path() == null) {

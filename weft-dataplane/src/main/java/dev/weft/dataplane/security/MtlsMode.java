@@ -1,8 +1,5 @@
 package dev.weft.dataplane.security;
 
-import java.util.Arrays;
-import java.util.stream.Collectors;
-
 /**
  * {@code --mtls}: how a sidecar treats the mesh link. Today only the certificate acts on it (docs/security.md): mTLS
  * on the link itself is not built yet, so traffic between sidecars is plaintext in every mode.
@@ -24,15 +21,5 @@ public enum MtlsMode {
     /** As written on the command line and shown in /config. */
     public String label() {
         return label;
-    }
-
-    public static MtlsMode parse(String name) {
-        for (MtlsMode m : values()) {
-            if (m.label.equals(name)) {
-                return m;
-            }
-        }
-        throw new IllegalArgumentException("unknown --mtls mode '" + name + "' (expected: "
-                + Arrays.stream(values()).map(MtlsMode::label).collect(Collectors.joining(", ")) + ")");
     }
 }

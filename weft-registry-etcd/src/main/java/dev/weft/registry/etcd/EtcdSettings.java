@@ -1,5 +1,6 @@
 package dev.weft.registry.etcd;
 
+import dev.weft.registry.Registries;
 import io.etcd.jetcd.ByteSequence;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.ClientBuilder;
@@ -253,7 +254,7 @@ record EtcdSettings(List<String> endpoints, boolean tls, Path ca, Path cert, Pat
 
     /** The URL without its password, for error messages. */
     static String redact(URI uri) {
-        return uri.toString().replaceAll("(?i)(password=)[^&]*", "$1***");
+        return Registries.redact(uri.toString());
     }
 
     @Override
