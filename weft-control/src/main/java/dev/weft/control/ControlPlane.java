@@ -17,7 +17,11 @@ import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import dev.weft.control.ca.CertificateAuthority;
+import dev.weft.control.history.History;
+import dev.weft.control.history.HistoryScraper;
 import dev.weft.control.trace.TraceApi;
+import dev.weft.control.ui.UiApi;
+import dev.weft.control.ui.UiHttpHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.http.HttpObjectAggregator;
@@ -49,7 +53,8 @@ import java.util.concurrent.TimeUnit;
  * <p>Where registrations and policies live is the {@link ControlBackend}: the data dir by default (all registry state
  * on the single store thread of {@link RegistryStore}), or an external store such as etcd. Threading: two event-loop
  * threads ("weft-control-N") serve connections; collected spans live on the single "weft-control-spans" thread of
- * {@link TraceApi}. {@link #start} and {@link #close} may be called from any thread.
+ * {@link TraceApi}; the dashboard's history reads the sidecars' /metrics on "weft-control-history"
+ * ({@link HistoryScraper}) and is served under /ui/ and /v1/ui/ by {@link UiHttpHandler}. {@link #start} and {@link #close} may be called from any thread.
  */
 public final class ControlPlane implements AutoCloseable {
     /** How often a watch stream carries a heartbeat line, so clients can tell a quiet stream from a dead one. */
@@ -61,6 +66,8 @@ public final class ControlPlane implements AutoCloseable {
     private final Duration watchHeartbeat;
     private final int traceStoreSpans;
     private CertificateAuthority authority;
+    private Duration historyInterval = HistoryScraper.DEFAULT_INTERVAL;
+    private HistoryScraper history;
     private ControlBackend store;
     private TraceApi traces;
     private EventLoopGroup group;
@@ -102,6 +109,21 @@ public final class ControlPlane implements AutoCloseable {
     }
 
     /**
+     * How often the dashboard's history reads every sidecar's /metrics (default 5 s, docs/observability.md); tests
+     * shorten it. Call before {@link #start}.
+     */
+    public synchronized ControlPlane historyInterval(Duration every) {
+        if (store != null) {
+            throw new IllegalStateException("set the history interval before start()");
+        }
+        if (every.toMillis() < 100) {
+            throw new IllegalArgumentException("history interval too short: " + every + " (expected >= 100ms)");
+        }
+        this.historyInterval = every;
+        return this;
+    }
+
+    /**
      * Restores state from {@code dataDir} (created if missing) and starts serving from it: the embedded backend.
      *
      * @param listen where to listen; port 0 picks a free port
@@ -134,6 +156,8 @@ public final class ControlPlane implements AutoCloseable {
         ControlBackend opened = backend;
         CertificateAuthority ca = authority;
         TraceApi spans = traceStoreSpans > 0 ? new TraceApi(traceStoreSpans) : null;
+        HistoryScraper scraper = new HistoryScraper(opened, new History(), historyInterval);
+        UiApi ui = new UiApi(scraper, opened);
         boolean epoll = Epoll.isAvailable();
         EventLoopGroup loops = new MultiThreadIoEventLoopGroup(2, new DefaultThreadFactory("weft-control", true),
                 epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
@@ -156,6 +180,7 @@ public final class ControlPlane implements AutoCloseable {
                                 // Holds back requests that arrived in the same read while the handler has
                                 // auto-read off, so a pipelining client gets its answers in order.
                                 .addLast("one-at-a-time", new FlowControlHandler())
+                                .addLast("ui", new UiHttpHandler(ui))
                                 .addLast("policies", new PolicyHttpHandler(opened))
                                 .addLast("api", new ControlHttpHandler(opened, watchHeartbeat, spans, ca));
                     }
@@ -167,11 +192,13 @@ public final class ControlPlane implements AutoCloseable {
             if (spans != null) {
                 spans.close();
             }
+            scraper.close();
             throw new IOException("cannot listen on " + listen.getHostString() + ":" + listen.getPort() + ": "
                     + bind.cause().getMessage(), bind.cause());
         }
         this.store = opened;
         this.traces = spans;
+        this.history = scraper.start();
         this.group = loops;
         this.channels = open;
         this.server = bind.channel();
@@ -218,6 +245,7 @@ public final class ControlPlane implements AutoCloseable {
         }
         server.close().awaitUninterruptibly();
         channels.close().awaitUninterruptibly();
+        history.close();
         // After the connections, so nothing queues new work on a closing store.
         store.close();
         if (traces != null) {

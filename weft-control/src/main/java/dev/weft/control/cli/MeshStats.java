@@ -18,21 +18,21 @@ import java.util.TreeMap;
  * sidecar sent to the callee (its outbound side). Percentiles are interpolated within histogram buckets, as
  * Prometheus' {@code histogram_quantile} does.
  */
-final class MeshStats {
+public final class MeshStats {
     private MeshStats() {}
 
     /** One sidecar's /metrics at one moment. */
-    record Scrape(String service, String instance, List<PromText.Sample> samples) {}
+    public record Scrape(String service, String instance, List<PromText.Sample> samples) {}
 
     /**
      * One table row. NaN means "no data" (no requests in the window); {@code inFlight} is -1 when unknown.
      *
      * @param cpuMicrosPerRequest the mesh tax: sidecar CPU per request handled (NaN when unknown)
      */
-    record Row(String name, int instances, double rps, double success, double p50Millis, double p99Millis,
-               double inFlight, double cpuMicrosPerRequest, double heapBytesPerRequest) {}
+    public record Row(String name, int instances, double rps, double success, double p50Millis, double p90Millis,
+                      double p99Millis, double inFlight, double cpuMicrosPerRequest, double heapBytesPerRequest) {}
 
-    record Report(String source, double windowSeconds, List<Row> services, List<Row> edges, List<String> notes) {}
+    public record Report(String source, double windowSeconds, List<Row> services, List<Row> edges, List<String> notes) {}
 
     private static final class Acc {
         final Set<String> instances = new LinkedHashSet<>();
@@ -47,7 +47,7 @@ final class MeshStats {
         double hops;
     }
 
-    static Report fromScrapes(List<Scrape> before, List<Scrape> after, double seconds, List<String> notes) {
+    public static Report fromScrapes(List<Scrape> before, List<Scrape> after, double seconds, List<String> notes) {
         Map<String, Map<String, Double>> previous = new HashMap<>();
         for (Scrape s : before) {
             Map<String, Double> m = new HashMap<>();
@@ -133,18 +133,21 @@ final class MeshStats {
         List<Row> rows = new ArrayList<>();
         accs.forEach((name, a) -> {
             double p50;
+            double p90;
             double p99;
             if (!a.durationsMillis.isEmpty()) {
                 List<Double> d = new ArrayList<>(a.durationsMillis);
                 d.sort(Double::compare);
                 p50 = exact(d, 0.5);
+                p90 = exact(d, 0.9);
                 p99 = exact(d, 0.99);
             } else {
                 p50 = quantile(a.buckets, 0.5) * 1000;
+                p90 = quantile(a.buckets, 0.9) * 1000;
                 p99 = quantile(a.buckets, 0.99) * 1000;
             }
             rows.add(new Row(name, a.instances.size(), seconds > 0 ? a.requests / seconds : Double.NaN,
-                    a.requests > 0 ? 1 - a.failures / a.requests : Double.NaN, p50, p99,
+                    a.requests > 0 ? 1 - a.failures / a.requests : Double.NaN, p50, p90, p99,
                     a.inFlightKnown ? a.inFlight : -1,
                     withTax && a.hops > 0 ? a.cpuSeconds * 1e6 / a.hops : Double.NaN,
                     withTax && a.hops > 0 ? a.heapBytes / a.hops : Double.NaN));

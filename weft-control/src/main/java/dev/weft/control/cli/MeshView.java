@@ -19,13 +19,13 @@ import java.util.concurrent.Future;
  * {@code weft://} control plane (each registered endpoint carries its sidecar's admin address in its metadata) or
  * from an explicit list of admin addresses.
  */
-final class MeshView implements AutoCloseable {
+public final class MeshView implements AutoCloseable {
     private static final ObjectMapper MAPPER = new ObjectMapper();
     /** Endpoint metadata key the sidecar registers its admin address under (dev.weft.dataplane.Sidecar). */
-    static final String ADMIN_METADATA = "admin";
+    public static final String ADMIN_METADATA = "admin";
 
     /** A sidecar to scrape; {@code service} is null until its metrics name it. */
-    record Target(String service, String instance, String admin) {}
+    public record Target(String service, String instance, String admin) {}
 
     private final Http http = new Http();
     private final ExecutorService scrapers = Executors.newVirtualThreadPerTaskExecutor();
@@ -66,7 +66,7 @@ final class MeshView implements AutoCloseable {
     }
 
     /** Every target's /metrics, in parallel; unreachable ones are left out with a note. */
-    List<MeshStats.Scrape> scrape(List<Target> targets, List<String> notes) {
+    public List<MeshStats.Scrape> scrape(List<Target> targets, List<String> notes) {
         List<Future<String>> bodies = new ArrayList<>();
         for (Target t : targets) {
             bodies.add(scrapers.submit(() -> http.get(URI.create(Http.base(t.admin()) + "/metrics"))));
@@ -87,6 +87,11 @@ final class MeshView implements AutoCloseable {
             }
         }
         return scrapes;
+    }
+
+    /** One page of a sidecar's admin listener (e.g. {@code /config}), with {@link Http}'s timeouts. */
+    public String adminPage(String admin, String path) throws IOException {
+        return http.get(URI.create(Http.base(admin) + path));
     }
 
     private static String serviceOf(List<PromText.Sample> samples) {
