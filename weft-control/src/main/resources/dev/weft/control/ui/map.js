@@ -2,7 +2,7 @@
 // laid out in columns by call depth. The culprit from GET /v1/diagnose is marked when that route answers.
 import { getJson, el, svg, rate, pct, ms, health, COLORS, q } from './api.js';
 
-const NODE_W = 190, NODE_H = 58, COL_W = 300, ROW_H = 84, PAD = 30;
+const NODE_W = 190, NODE_H = 58, COL_W = 420, ROW_H = 84, PAD = 30;
 
 export function mountMap(root) {
   const filter = el('input', { type: 'search', placeholder: 'filter services', id: 'map-filter', size: 24 });

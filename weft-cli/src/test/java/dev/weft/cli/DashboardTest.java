@@ -1,0 +1,193 @@
+package dev.weft.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The dashboard against a real mesh ({@link DashboardMesh}: control plane, sidecars, example apps, load): its JSON
+ * under /v1/ui/ and, in headless Chromium, its pages (src/test/js/dashboard.mjs, screenshots under
+ * target/dashboard-screenshots/).
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class DashboardTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private DashboardMesh mesh;
+    private HttpClient http;
+
+    @BeforeAll
+    void start() throws Exception {
+        mesh = new DashboardMesh();
+        mesh.load(4);
+        http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(2)).build();
+    }
+
+    @AfterAll
+    void stop() throws Exception {
+        if (http != null) {
+            http.close();
+        }
+        if (mesh != null) {
+            mesh.close();
+        }
+    }
+
+    private HttpResponse<String> get(String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(mesh.base() + path)).timeout(Duration.ofSeconds(10)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    private JsonNode json(String path) throws Exception {
+        HttpResponse<String> r = get(path);
+        assertThat(r.statusCode()).as(path + ": " + r.body()).isEqualTo(200);
+        return JSON.readTree(r.body());
+    }
+
+    /** Polls {@code path} until {@code done} holds, for at most 30 s; returns the last answer. */
+    private JsonNode await(String path, Predicate<JsonNode> done) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        JsonNode last = null;
+        while (System.nanoTime() < deadline) {
+            last = json(path);
+            if (done.test(last)) {
+                return last;
+            }
+            Thread.sleep(250);
+        }
+        throw new AssertionError("not within 30 s: " + path + " answered " + last);
+    }
+
+    private static JsonNode edge(JsonNode map, String from, String to) {
+        for (JsonNode e : map.path("edges")) {
+            if (e.path("from").asText().equals(from) && e.path("to").asText().equals(to)) {
+                return e;
+            }
+        }
+        return null;
+    }
+
+    @Test
+    void theMapNamesEveryServiceAndEachEdgeWithItsRateSuccessAndP99() throws Exception {
+        JsonNode map = await("/v1/ui/map", m -> edge(m, "gateway", "consumer") != null
+                && edge(m, "consumer", "provider") != null && edge(m, "consumer", "provider").path("rate").asDouble() > 0);
+        List<String> names = new ArrayList<>();
+        map.path("services").forEach(s -> names.add(s.path("name").asText()));
+        assertThat(names).contains("gateway", "consumer", "provider");
+        JsonNode e = edge(map, "consumer", "provider");
+        assertThat(e.path("success").asDouble()).isEqualTo(1.0);
+        assertThat(e.path("p99").asDouble()).isPositive();
+        for (JsonNode s : map.path("services")) {
+            if (s.path("name").asText().equals("provider")) {
+                assertThat(s.path("instances").asInt()).isEqualTo(2);
+            }
+        }
+        JsonNode filtered = json("/v1/ui/map?filter=prov&limit=5");
+        assertThat(filtered.path("services")).hasSize(1);
+        assertThat(filtered.path("edges")).isEmpty();
+    }
+
+    @Test
+    void anEdgeAServiceAndAnEndpointEachHaveAHistoryOfGoldenMetrics() throws Exception {
+        JsonNode edge = await("/v1/ui/series?from=consumer&to=provider", s -> s.path("times").size() >= 2);
+        assertThat(edge.path("kind").asText()).isEqualTo("edge");
+        assertThat(edge.path("rate").size()).isEqualTo(edge.path("times").size());
+        assertThat(edge.path("p90")).anySatisfy(v -> assertThat(v.asDouble()).isPositive());
+        JsonNode service = await("/v1/ui/series?service=provider", s -> s.path("times").size() >= 2);
+        assertThat(service.path("cpuMicrosPerRequest")).anySatisfy(v -> assertThat(v.isNumber()).isTrue());
+        JsonNode detail = await("/v1/ui/service?name=provider", s -> s.path("endpoints").size() == 2);
+        assertThat(detail.path("callers").get(0).path("from").asText()).isEqualTo("consumer");
+        JsonNode endpoint = await("/v1/ui/series?service=provider&instance=provider-1",
+                s -> s.path("times").size() >= 1);
+        assertThat(endpoint.path("kind").asText()).isEqualTo("endpoint");
+    }
+
+    @Test
+    void everySidecarIsListedReadyAndItsConfigIsReadThroughTheControlPlane() throws Exception {
+        JsonNode list = await("/v1/ui/sidecars", s -> s.path("total").asInt() == 4);
+        for (JsonNode s : list.path("sidecars")) {
+            assertThat(s.path("ready").asBoolean()).as(s.toString()).isTrue();
+            assertThat(s.path("uptimeSeconds").isNumber()).isTrue();
+        }
+        JsonNode config = json("/v1/ui/sidecar-config?instance=consumer-1");
+        assertThat(config.path("service").asText()).isEqualTo("consumer");
+        assertThat(get("/v1/ui/sidecar-config?instance=nobody").statusCode()).isEqualTo(404);
+        assertThat(json("/v1/ui/sidecars?filter=provider&limit=1").path("sidecars")).hasSize(1);
+    }
+
+    @Test
+    void aStoredPolicyShowsWithTheServicesItNamesAndEachSidecarsVerdict() throws Exception {
+        HttpResponse<String> put = http.send(HttpRequest.newBuilder(URI.create(mesh.base() + "/v1/policies/timeouts"))
+                .PUT(HttpRequest.BodyPublishers.ofString("services:\n  provider:\n    timeout: 2s\n")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(put.statusCode()).isEqualTo(200);
+        JsonNode p = await("/v1/ui/policies", j -> j.path("documents").size() == 1);
+        assertThat(p.path("documents").get(0).path("services").get(0).asText()).isEqualTo("provider");
+        assertThat(p.path("documents").get(0).path("text").asText()).contains("timeout: 2s");
+        assertThat(p.path("sidecars")).hasSize(4);
+    }
+
+    @Test
+    void badParametersAreRefusedWith400AndSayWhatWasExpected() throws Exception {
+        HttpResponse<String> r = get("/v1/ui/map?limit=100000");
+        assertThat(r.statusCode()).isEqualTo(400);
+        assertThat(r.body()).contains("expected a whole number 0-500");
+        assertThat(get("/v1/ui/series?service=%3Cscript%3E").statusCode()).isEqualTo(400);
+        assertThat(get("/v1/ui/map?filter=%22%3E%3Cimg").statusCode()).isEqualTo(400);
+        assertThat(get("/v1/ui/nothing").statusCode()).isEqualTo(404);
+        assertThat(get("/ui/../pom.xml").statusCode()).isEqualTo(404);
+        HttpResponse<String> page = get("/ui/");
+        assertThat(page.statusCode()).isEqualTo(200);
+        assertThat(page.headers().firstValue("content-type")).hasValueSatisfying(t -> assertThat(t).startsWith("text/html"));
+        assertThat(page.body()).contains("app.js").doesNotContain("http://", "https://");
+        assertThat(http.send(HttpRequest.newBuilder(URI.create(mesh.base() + "/v1/ui/map"))
+                .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString()).statusCode())
+                .isEqualTo(405);
+    }
+
+    @Test
+    void inHeadlessChromiumTheMapShowsTheServicesAnEdgeOpensItsChartAndATraceItsWaterfall() throws Exception {
+        Path script = Path.of("src/test/js/dashboard.mjs").toAbsolutePath();
+        Path chromium = Path.of(System.getenv().getOrDefault("WEFT_CHROMIUM", "/usr/bin/chromium"));
+        Assumptions.assumeTrue(Files.isExecutable(chromium), "skipped: no Chromium at " + chromium
+                + " (apt-get install chromium; .ci/run installs it)");
+        Assumptions.assumeTrue(Files.isDirectory(script.getParent().resolve("node_modules/playwright-core")),
+                "skipped: playwright-core not installed (npm ci --prefix weft-cli/src/test/js; .ci/run does it)");
+        // Traffic for the charts and the traces first, so the pages have something to show.
+        await("/v1/ui/series?from=consumer&to=provider", s -> s.path("times").size() >= 3);
+        Path shots = Path.of("target/dashboard-screenshots").toAbsolutePath();
+        Files.createDirectories(shots);
+        Path log = shots.resolve("node.log");
+        Process node = new ProcessBuilder("node", script.toString(), mesh.base(), shots.toString(), chromium.toString())
+                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        try {
+            boolean finished = node.waitFor(150, TimeUnit.SECONDS);
+            String out = Files.readString(log);
+            assertThat(finished).as("browser test still running after 150 s:\n" + out).isTrue();
+            assertThat(node.exitValue()).as(out).isZero();
+            assertThat(out).contains("map: services gateway, consumer, provider",
+                    "edge chart: consumer → provider", "waterfall:", "live: map refreshed");
+        } finally {
+            node.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        }
+        assertThat(shots.resolve("map.png")).exists();
+        assertThat(shots.resolve("waterfall.png")).exists();
+    }
+}

@@ -1,0 +1,104 @@
+// Drives the control plane's dashboard in headless Chromium (Debian's chromium, through playwright-core) against a
+// running mesh, and fails (exit 1) unless: the map shows the services and their edges, clicking an edge opens its
+// latency chart, a trace's waterfall renders with its critical path, the sidecars page reads a /config, and the
+// map refreshes by itself. Screenshots go to the output folder. Run by DashboardTest:
+//   node dashboard.mjs BASE_URL OUT_DIR CHROMIUM_PATH
+import { chromium } from 'playwright-core';
+import path from 'node:path';
+
+const [base, out, executablePath] = process.argv.slice(2);
+if (!base || !out) {
+  console.error('usage: node dashboard.mjs BASE_URL OUT_DIR [CHROMIUM_PATH]');
+  process.exit(2);
+}
+const T = 20000;
+const browser = await chromium.launch({ executablePath: executablePath || '/usr/bin/chromium', args: ['--no-sandbox'] });
+const errors = [];
+let failed = false;
+try {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  page.on('pageerror', e => errors.push(`page error: ${e.message}`));
+  page.on('console', m => { if (m.type() === 'error' && !m.text().includes('404')) errors.push(`console: ${m.text()}`); });
+  let mapPolls = 0;
+  page.on('response', r => { if (r.url().includes('/v1/ui/map')) mapPolls++; });
+
+  // The map: the three services and the two edges between them.
+  await page.goto(`${base}/ui/#/map`);
+  for (const s of ['gateway', 'consumer', 'provider']) {
+    await page.waitForSelector(`svg.map g.node[data-service="${s}"]`, { timeout: T });
+  }
+  await page.waitForSelector('svg.map g.edge[data-from="gateway"][data-to="consumer"]', { timeout: T });
+  await page.waitForSelector('svg.map g.edge[data-from="consumer"][data-to="provider"][data-health="ok"]', { timeout: T });
+  console.log('map: services gateway, consumer, provider; edges gateway → consumer, consumer → provider');
+  // The culprit: marked only when GET /v1/diagnose answers (the diagnose route may not be in this build).
+  const diag = await page.evaluate(async () => { const r = await fetch('/v1/diagnose'); return r.ok ? r.json() : null; });
+  const marked = await page.$$eval('svg.map g.node.culprit', ns => ns.map(n => n.dataset.service));
+  if (diag) {
+    const named = (diag.culprits || []).map(c => c.service).filter(s => ['gateway', 'consumer', 'provider'].includes(s));
+    for (const s of named) if (!marked.includes(s)) throw new Error(`culprit ${s} from /v1/diagnose not marked (marked: ${marked})`);
+    console.log(`culprit: /v1/diagnose names [${named}], map marks [${marked}]`);
+  } else {
+    if (marked.length) throw new Error(`no /v1/diagnose, yet the map marks ${marked}`);
+    console.log('culprit: /v1/diagnose absent, none marked');
+  }
+  await page.screenshot({ path: path.join(out, 'map.png'), fullPage: true });
+
+  // Live: the map polls again without a reload.
+  const before = mapPolls;
+  await page.waitForTimeout(6000);
+  if (mapPolls <= before) throw new Error(`the map did not refresh by itself in 6 s (${mapPolls} polls)`);
+  console.log(`live: map refreshed ${mapPolls - before} time(s) in 6 s`);
+
+  // Clicking an edge opens its latency chart, with a p99 line drawn.
+  await page.click('svg.map g.edge[data-from="consumer"][data-to="provider"] path.hit', { force: true });
+  await page.waitForSelector('#edge-charts svg.chart[data-title^="Latency"] path[data-series="p99"]', { timeout: T });
+  const d = await page.getAttribute('#edge-charts svg.chart[data-title^="Latency"] path[data-series="p99"]', 'd');
+  if (!d || !d.includes('L')) throw new Error(`the edge's p99 line is empty: '${d}'`);
+  console.log('edge chart: consumer → provider latency drawn');
+  await page.screenshot({ path: path.join(out, 'edge.png'), fullPage: true });
+
+  // A service page: its endpoints and mesh tax.
+  await page.goto(`${base}/ui/#/service/provider`);
+  await page.waitForSelector('svg.chart[data-title^="Mesh tax"]', { timeout: T });
+  await page.screenshot({ path: path.join(out, 'service.png'), fullPage: true });
+
+  // Traces: search through the gateway, open the first, and see its waterfall with a critical path.
+  await page.goto(`${base}/ui/#/traces?service=gateway`);
+  await page.waitForSelector('#trace-list tbody tr a', { timeout: T });
+  await page.screenshot({ path: path.join(out, 'traces.png'), fullPage: true });
+  await page.click('#trace-list tbody tr a');
+  await page.waitForSelector('#waterfall .wf-row .wf-seg', { timeout: T });
+  const rows = await page.$$eval('#waterfall .wf-row', rs => rs.length);
+  const crit = await page.$$eval('#waterfall .wf-row.crit', rs => rs.length);
+  const kinds = await page.$$eval('#waterfall .wf-seg', ss => [...new Set(ss.map(s => s.className.replace('wf-seg seg-', '')))]);
+  // At least the caller's CLIENT span and the callee's SERVER span; a whole gateway → consumer → provider trace needs
+  // apps that pass the trace context on (the example apps start a new trace per call).
+  if (rows < 2) throw new Error(`the waterfall has ${rows} spans, expected at least a CLIENT and its SERVER span`);
+  if (crit < 1) throw new Error('no span on the critical path');
+  for (const k of ['queue', 'upstream', 'app']) if (!kinds.includes(k)) throw new Error(`no ${k} segment (have ${kinds})`);
+  console.log(`waterfall: ${rows} spans, ${crit} on the critical path, segments ${kinds.join(', ')}`);
+  await page.screenshot({ path: path.join(out, 'waterfall.png'), fullPage: true });
+
+  // Sidecars: all four, ready, and one /config opened.
+  await page.goto(`${base}/ui/#/sidecars`);
+  await page.waitForSelector('#sidecar-list tr[data-instance="consumer-1"] button', { timeout: T });
+  const ready = await page.$$eval('#sidecar-list tr[data-instance] .ok', es => es.length);
+  if (ready < 4) throw new Error(`${ready} sidecars shown ready, expected 4`);
+  await page.click('#sidecar-list tr[data-instance="consumer-1"] button');
+  await page.waitForFunction(() => document.querySelector('pre[data-config="consumer-1"]')?.textContent.includes('"listeners"'), null, { timeout: T });
+  console.log('sidecars: 4 ready, /config of consumer-1 shown');
+  await page.screenshot({ path: path.join(out, 'sidecars.png'), fullPage: true });
+
+  await page.goto(`${base}/ui/#/policies`);
+  await page.waitForSelector('#policy-sidecars table', { timeout: T });
+  await page.screenshot({ path: path.join(out, 'policies.png'), fullPage: true });
+  console.log('policies: shown');
+  if (errors.length) throw new Error(errors.join('\n'));
+} catch (e) {
+  failed = true;
+  console.error(`FAILED: ${e.message}`);
+  if (errors.length) console.error(errors.join('\n'));
+} finally {
+  await browser.close();
+}
+process.exit(failed ? 1 : 0);
