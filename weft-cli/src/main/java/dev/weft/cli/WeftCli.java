@@ -5,6 +5,7 @@ import dev.weft.bench.DemoCommand;
 import dev.weft.bench.LoadCommand;
 import dev.weft.control.ControlCommand;
 import dev.weft.control.ca.TokenCommand;
+import dev.weft.control.cli.DashboardCommand;
 import dev.weft.control.cli.StatCommand;
 import dev.weft.control.cli.TopCommand;
 import dev.weft.control.cli.TraceCommand;
@@ -37,7 +38,7 @@ import java.util.Properties;
 public final class WeftCli implements Runnable {
     /** In the order the usage lists them. */
     static final List<String> SUBCOMMANDS = List.of("sidecar", "control", "demo", "provider", "consumer", "load",
-            "bench", "trace", "stat", "top", "apply", "token", "help");
+            "bench", "trace", "stat", "top", "dashboard", "apply", "token", "help");
 
     @Spec
     CommandSpec spec;
@@ -93,6 +94,7 @@ public final class WeftCli implements Runnable {
             case "trace" -> new TraceCommand();
             case "stat" -> new StatCommand();
             case "top" -> new TopCommand();
+            case "dashboard" -> new DashboardCommand();
             case "apply" -> new ApplyCommand();
             case "token" -> new TokenCommand();
             case "help" -> new CommandLine.HelpCommand();

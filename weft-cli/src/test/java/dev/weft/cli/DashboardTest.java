@@ -145,6 +145,23 @@ class DashboardTest {
     }
 
     @Test
+    void weftDashboardPrintsTheUrlOfTheControlPlanesUiAndFailsWhenNothingAnswers() {
+        java.io.StringWriter out = new java.io.StringWriter();
+        picocli.CommandLine cli = WeftCli.commandLine("dashboard");
+        cli.setOut(new java.io.PrintWriter(out));
+        cli.setErr(new java.io.PrintWriter(new java.io.StringWriter()));
+        int code = cli.execute("dashboard", "--registry", "weft://127.0.0.1:" + mesh.controlAddress.getPort());
+        assertThat(code).isZero();
+        assertThat(out.toString().strip()).isEqualTo(mesh.base() + "/ui/");
+        java.io.StringWriter err = new java.io.StringWriter();
+        cli = WeftCli.commandLine("dashboard");
+        cli.setOut(new java.io.PrintWriter(new java.io.StringWriter()));
+        cli.setErr(new java.io.PrintWriter(err, true));
+        assertThat(cli.execute("dashboard", "--registry", "127.0.0.1:1")).isEqualTo(1);
+        assertThat(err.toString()).contains("nothing answers there yet");
+    }
+
+    @Test
     void badParametersAreRefusedWith400AndSayWhatWasExpected() throws Exception {
         HttpResponse<String> r = get("/v1/ui/map?limit=100000");
         assertThat(r.statusCode()).isEqualTo(400);
