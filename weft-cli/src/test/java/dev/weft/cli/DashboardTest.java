@@ -9,16 +9,21 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 import java.net.URI;
+import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -142,6 +147,87 @@ class DashboardTest {
         assertThat(p.path("documents").get(0).path("services").get(0).asText()).isEqualTo("provider");
         assertThat(p.path("documents").get(0).path("text").asText()).contains("timeout: 2s");
         assertThat(p.path("sidecars")).hasSize(4);
+    }
+
+    /**
+     * Every panel of docs/grafana/weft.json, its PromQL run by a real Prometheus (Debian's) scraping this mesh's
+     * sidecars: each query is valid, and each returns series once traffic flowed (load shedding only if any happened).
+     */
+    @Test
+    void everyGrafanaPanelsQueryAnswersFromARealPrometheusScrapingTheSidecars() throws Exception {
+        Path binary = Path.of("/usr/bin/prometheus");
+        assertThat(binary).as("the prometheus binary (apt-get install prometheus; .ci/run installs it)").isExecutable();
+        JsonNode dashboard = JSON.readTree(Path.of("../docs/grafana/weft.json").toFile());
+        Path dir = Files.createTempDirectory("weft-grafana-prometheus");
+        List<String> targets = new ArrayList<>();
+        mesh.sidecars.forEach(s -> targets.add("'127.0.0.1:" + s.boundAddresses().get("admin").getPort() + "'"));
+        Files.writeString(dir.resolve("prometheus.yml"), """
+                global:
+                  scrape_interval: 1s
+                  scrape_timeout: 1s
+                scrape_configs:
+                  - job_name: weft
+                    static_configs:
+                      - targets: [%s]
+                """.formatted(String.join(", ", targets)));
+        Path log = dir.resolve("prometheus.log");
+        Process prometheus = new ProcessBuilder(binary.toString(), "--config.file=" + dir.resolve("prometheus.yml"),
+                "--storage.tsdb.path=" + dir.resolve("data"), "--web.listen-address=127.0.0.1:0")
+                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        try {
+            Pattern listening = Pattern.compile("msg=\"Listening on\" address=127\\.0\\.0\\.1:(\\d+)");
+            String port = null;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (port == null && System.nanoTime() < deadline) {
+                Matcher m = listening.matcher(Files.readString(log));
+                port = m.find() ? m.group(1) : null;
+                Thread.sleep(100);
+            }
+            assertThat(port).as("Prometheus listening within 30 s:\n" + Files.readString(log)).isNotNull();
+            List<String> empty = new ArrayList<>();
+            int queries = 0;
+            for (JsonNode panel : dashboard.path("panels")) {
+                for (JsonNode target : panel.path("targets")) {
+                    String expr = target.path("expr").asText().replace("$service", ".*");
+                    queries++;
+                    JsonNode result = awaitPrometheus("http://127.0.0.1:" + port, expr,
+                            !panel.path("title").asText().startsWith("Load shed"));
+                    if (result.isEmpty()) {
+                        empty.add(panel.path("title").asText() + ": " + expr);
+                    }
+                }
+            }
+            assertThat(queries).isGreaterThanOrEqualTo(15);
+            assertThat(empty).allSatisfy(t -> assertThat(t).startsWith("Load shed"));
+        } finally {
+            prometheus.destroy();
+            if (!prometheus.waitFor(10, TimeUnit.SECONDS)) {
+                prometheus.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            }
+            try (var files = Files.walk(dir)) {
+                files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+    }
+
+    /** The query's result; with {@code needData}, polled until it has numbers (first scrapes take seconds), 45 s at most. */
+    private JsonNode awaitPrometheus(String prometheus, String expr, boolean needData) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(45);
+        while (true) {
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(prometheus + "/api/v1/query?query="
+                    + URLEncoder.encode(expr, StandardCharsets.UTF_8))).timeout(Duration.ofSeconds(5)).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(r.statusCode()).as(expr + " → " + r.body()).isEqualTo(200);
+            JsonNode result = JSON.readTree(r.body()).at("/data/result");
+            boolean numbers = false;
+            for (JsonNode series : result) {
+                numbers |= !series.at("/value/1").asText().equals("NaN");
+            }
+            if (!needData || numbers || System.nanoTime() > deadline) {
+                return numbers ? result : JSON.createArrayNode();
+            }
+            Thread.sleep(500);
+        }
     }
 
     @Test
