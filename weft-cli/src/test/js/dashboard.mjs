@@ -66,7 +66,13 @@ try {
   await page.goto(`${base}/ui/#/traces?service=gateway`);
   await page.waitForSelector('#trace-list tbody tr a', { timeout: T });
   await page.screenshot({ path: path.join(out, 'traces.png'), fullPage: true });
-  await page.click('#trace-list tbody tr a');
+  // The newest trace may still miss spans whose batch is on its way: open one that has both sides.
+  const id = await page.$$eval('#trace-list tbody tr', rs => {
+    const whole = rs.find(r => Number(r.children[3].textContent) >= 2);
+    return whole ? whole.querySelector('a').textContent : null;
+  });
+  if (!id) throw new Error('no trace with two spans or more in the list');
+  await page.click(`#trace-list tbody tr a[href="#/trace/${id}"]`);
   await page.waitForSelector('#waterfall .wf-row .wf-seg', { timeout: T });
   const rows = await page.$$eval('#waterfall .wf-row', rs => rs.length);
   const crit = await page.$$eval('#waterfall .wf-row.crit', rs => rs.length);

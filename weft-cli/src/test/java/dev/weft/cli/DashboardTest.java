@@ -130,6 +130,7 @@ class DashboardTest {
         for (JsonNode s : list.path("sidecars")) {
             assertThat(s.path("ready").asBoolean()).as(s.toString()).isTrue();
             assertThat(s.path("uptimeSeconds").isNumber()).isTrue();
+            assertThat(s.path("version").asText()).as(s.toString()).matches("\\d+\\.\\d+\\.\\d+.*");
         }
         JsonNode config = json("/v1/ui/sidecar-config?instance=consumer-1");
         assertThat(config.path("service").asText()).isEqualTo("consumer");
@@ -255,6 +256,10 @@ class DashboardTest {
         assertThat(get("/v1/ui/series?service=%3Cscript%3E").statusCode()).isEqualTo(400);
         assertThat(get("/v1/ui/map?filter=%22%3E%3Cimg").statusCode()).isEqualTo(400);
         assertThat(get("/v1/ui/nothing").statusCode()).isEqualTo(404);
+        // Each refusal is counted in the control plane's /metrics.
+        String metrics = get("/metrics").body();
+        assertThat(metrics).containsPattern("weft_control_ui_rejected_total ([4-9]|\\d\\d+)\n")
+                .contains("weft_control_history_series ", "weft_control_history_unread_sidecars 0");
         assertThat(get("/ui/../pom.xml").statusCode()).isEqualTo(404);
         HttpResponse<String> page = get("/ui/");
         assertThat(page.statusCode()).isEqualTo(200);

@@ -54,6 +54,13 @@ public final class ControlCommand implements Callable<Integer> {
                     + " first, slow and failed ones last; 0 collects none (default: ${DEFAULT-VALUE}).")
     int traceStoreSpans;
 
+    @Option(names = "--history-interval", defaultValue = "5s", paramLabel = "DURATION",
+            converter = dev.weft.control.cli.DurationConverter.class,
+            description = "How often the dashboard's history (/ui/) reads every registered sidecar's /metrics; it keeps"
+                    + " 720 readings (an hour at 5 s); 0s reads none, so the dashboard shows no charts"
+                    + " (default: ${DEFAULT-VALUE}).")
+    java.time.Duration historyInterval;
+
     // --- the certificate authority (docs/security.md) ---
 
     @Option(names = "--trust-domain", defaultValue = CertificateAuthority.DEFAULT_TRUST_DOMAIN, paramLabel = "NAME",
@@ -92,6 +99,11 @@ public final class ControlCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
         ControlPlane control = new ControlPlane(ControlPlane.DEFAULT_WATCH_HEARTBEAT, traceStoreSpans);
+        try {
+            control.historyInterval(historyInterval);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), "invalid --history-interval: " + e.getMessage());
+        }
         InetSocketAddress bound;
         try {
             ControlBackend backend = null;

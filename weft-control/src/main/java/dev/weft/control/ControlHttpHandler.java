@@ -67,6 +67,8 @@ final class ControlHttpHandler extends SimpleChannelInboundHandler<FullHttpReque
     private final TraceApi traces;
     /** The identity routes' CA ({@link IdentityApi}); null when the control plane runs none. */
     private final CertificateAuthority authority;
+    /** The dashboard's lines for /metrics ({@code UiApi.metricsText}). */
+    private final java.util.function.Supplier<String> dashboardMetrics;
 
     // Watch state; set once the connection becomes a watch stream.
     private String watchedService;
@@ -75,8 +77,9 @@ final class ControlHttpHandler extends SimpleChannelInboundHandler<FullHttpReque
     private byte[] pendingSnapshot;
 
     ControlHttpHandler(ControlBackend store, Duration heartbeatInterval, TraceApi traces,
-                       CertificateAuthority authority) {
+                       CertificateAuthority authority, java.util.function.Supplier<String> dashboardMetrics) {
         super(FullHttpRequest.class, true);
+        this.dashboardMetrics = dashboardMetrics;
         this.store = store;
         this.heartbeatInterval = heartbeatInterval;
         this.traces = traces;
@@ -282,7 +285,7 @@ final class ControlHttpHandler extends SimpleChannelInboundHandler<FullHttpReque
                 + " take them (etcd unreachable, disk full).\n"
                 + "# TYPE weft_control_registry_errors_total counter\n"
                 + "weft_control_registry_errors_total" + label + " " + c.errors() + "\n"
-                + (authority == null ? "" : authority.metricsText());
+                + (authority == null ? "" : authority.metricsText()) + dashboardMetrics.get();
         byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
         FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK,
                 Unpooled.wrappedBuffer(bytes));

@@ -110,14 +110,15 @@ public final class ControlPlane implements AutoCloseable {
 
     /**
      * How often the dashboard's history reads every sidecar's /metrics (default 5 s, docs/observability.md); tests
-     * shorten it. Call before {@link #start}.
+     * shorten it, and zero reads none (the dashboard then has no charts). Call before {@link #start}.
      */
     public synchronized ControlPlane historyInterval(Duration every) {
         if (store != null) {
             throw new IllegalStateException("set the history interval before start()");
         }
-        if (every.toMillis() < 100) {
-            throw new IllegalArgumentException("history interval too short: " + every + " (expected >= 100ms)");
+        if (every.isNegative() || (!every.isZero() && every.toMillis() < 100)) {
+            throw new IllegalArgumentException("history interval " + every.toMillis() + "ms out of range"
+                    + " (expected 0 for none, or 100ms and more)");
         }
         this.historyInterval = every;
         return this;
@@ -182,7 +183,8 @@ public final class ControlPlane implements AutoCloseable {
                                 .addLast("one-at-a-time", new FlowControlHandler())
                                 .addLast("ui", new UiHttpHandler(ui))
                                 .addLast("policies", new PolicyHttpHandler(opened))
-                                .addLast("api", new ControlHttpHandler(opened, watchHeartbeat, spans, ca));
+                                .addLast("api", new ControlHttpHandler(opened, watchHeartbeat, spans, ca,
+                                        ui::metricsText));
                     }
                 });
         ChannelFuture bind = bootstrap.bind(listen).awaitUninterruptibly();

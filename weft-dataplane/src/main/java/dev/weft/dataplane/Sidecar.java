@@ -1,6 +1,7 @@
 package dev.weft.dataplane;
 
 import dev.weft.dataplane.admin.AdminServer;
+import dev.weft.dataplane.admin.BuildInfo;
 import dev.weft.dataplane.admin.AdminServer.Reply;
 import dev.weft.dataplane.admin.ConfigPage;
 import dev.weft.dataplane.admin.MetricsPage;
@@ -62,6 +63,8 @@ public final class Sidecar implements AutoCloseable {
 
     /** Endpoint metadata key holding the sidecar's admin address (HOST:PORT). */
     public static final String ADMIN_METADATA = "admin";
+    /** Endpoint metadata key of the sidecar's build version, shown on the dashboard's sidecars page. */
+    public static final String VERSION_METADATA = "version";
 
     private final SidecarConfig config;
     private final SidecarMetrics metrics = new SidecarMetrics();
@@ -217,7 +220,8 @@ public final class Sidecar implements AutoCloseable {
         String id = config.instanceId() != null ? config.instanceId()
                 : config.service() + "-" + advertised.getHostString() + "-" + advertised.getPort();
         registration = registry.register(new Endpoint(config.service(), id, advertised.getHostString(),
-                advertised.getPort(), config.weight(), config.capacity(), Map.of(ADMIN_METADATA, adminAddress)),
+                advertised.getPort(), config.weight(), config.capacity(), Map.of(ADMIN_METADATA, adminAddress,
+                        VERSION_METADATA, BuildInfo.version())),
                 config.leaseTtl());
     }
 

@@ -79,8 +79,14 @@ public final class HistoryScraper implements AutoCloseable {
         });
     }
 
+    /** Starts reading every {@link #interval}; with a zero interval reads nothing and says so in the notes. */
     public HistoryScraper start() {
         long every = interval.toMillis();
+        if (every == 0) {
+            latest = new Latest(0, 0, List.of(), List.of(), Map.of(), List.of(), Map.of(),
+                    List.of("the history is off (./weft control --history-interval 0s): no charts, no map figures"));
+            return this;
+        }
         thread.scheduleAtFixedRate(this::tickSafely, 0, every, TimeUnit.MILLISECONDS);
         return this;
     }

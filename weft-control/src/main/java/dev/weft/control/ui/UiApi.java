@@ -81,6 +81,26 @@ public final class UiApi {
         return rejected.sum();
     }
 
+    /** The dashboard's lines of the control plane's /metrics: refusals, and how the history is doing. */
+    public String metricsText() {
+        History h = scraper.history();
+        HistoryScraper.Latest l = scraper.latest();
+        long unread = l.sidecars().stream().filter(s -> s.error() != null && !s.admin().isEmpty()).count();
+        return "# HELP weft_control_ui_rejected_total Dashboard API requests refused: a bad parameter or no such route.\n"
+                + "# TYPE weft_control_ui_rejected_total counter\n"
+                + "weft_control_ui_rejected_total " + rejected.sum() + "\n"
+                + "# HELP weft_control_history_series Series in the dashboard's history (services, edges, endpoints).\n"
+                + "# TYPE weft_control_history_series gauge\n"
+                + "weft_control_history_series " + h.seriesCount() + "\n"
+                + "# HELP weft_control_history_dropped_series_total New series not kept: the history was full.\n"
+                + "# TYPE weft_control_history_dropped_series_total counter\n"
+                + "weft_control_history_dropped_series_total " + h.droppedSeries() + "\n"
+                + "# HELP weft_control_history_unread_sidecars Registered sidecars whose /metrics the last history"
+                + " scrape could not read.\n"
+                + "# TYPE weft_control_history_unread_sidecars gauge\n"
+                + "weft_control_history_unread_sidecars " + unread + "\n";
+    }
+
     CompletableFuture<Answer> handle(String route, Map<String, List<String>> params) {
         try {
             return switch (route) {

@@ -80,6 +80,7 @@ public final class ConfigPage implements Supplier<Reply> {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("service", config.service());
         m.put("instanceId", config.instanceId());
+        m.put("version", BuildInfo.version());
         m.put("app", str(config.app()));
         Map<String, String> bound = new LinkedHashMap<>();
         listeners.forEach((k, v) -> bound.put(k, str(v)));
