@@ -3,32 +3,25 @@
 // latency chart, a trace's waterfall renders with its critical path, the sidecars page reads a /config, and the
 // map refreshes by itself. Screenshots go to the output folder. Run by DashboardTest:
 //   node dashboard.mjs BASE_URL OUT_DIR CHROMIUM_PATH
-import { chromium } from 'playwright-core';
 import path from 'node:path';
+import { run, TIMEOUT } from './browser.mjs';
 
 const [base, out, executablePath] = process.argv.slice(2);
 if (!base || !out) {
   console.error('usage: node dashboard.mjs BASE_URL OUT_DIR [CHROMIUM_PATH]');
   process.exit(2);
 }
-const T = 20000;
-const browser = await chromium.launch({ executablePath: executablePath || '/usr/bin/chromium', args: ['--no-sandbox'] });
-const errors = [];
-let failed = false;
-try {
-  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-  page.on('pageerror', e => errors.push(`page error: ${e.message}`));
-  page.on('console', m => { if (m.type() === 'error' && !m.text().includes('404')) errors.push(`console: ${m.text()}`); });
+await run(executablePath, async (page) => {
   let mapPolls = 0;
   page.on('response', r => { if (r.url().includes('/v1/ui/map')) mapPolls++; });
 
   // The map: the three services and the two edges between them.
   await page.goto(`${base}/ui/#/map`);
   for (const s of ['gateway', 'consumer', 'provider']) {
-    await page.waitForSelector(`svg.map g.node[data-service="${s}"]`, { timeout: T });
+    await page.waitForSelector(`svg.map g.node[data-service="${s}"]`, { timeout: TIMEOUT });
   }
-  await page.waitForSelector('svg.map g.edge[data-from="gateway"][data-to="consumer"]', { timeout: T });
-  await page.waitForSelector('svg.map g.edge[data-from="consumer"][data-to="provider"][data-health="ok"]', { timeout: T });
+  await page.waitForSelector('svg.map g.edge[data-from="gateway"][data-to="consumer"]', { timeout: TIMEOUT });
+  await page.waitForSelector('svg.map g.edge[data-from="consumer"][data-to="provider"][data-health="ok"]', { timeout: TIMEOUT });
   console.log('map: services gateway, consumer, provider; edges gateway → consumer, consumer → provider');
   // The culprit: marked only when GET /v1/diagnose answers (the diagnose route may not be in this build).
   const diag = await page.evaluate(async () => { const r = await fetch('/v1/diagnose'); return r.ok ? r.json() : null; });
@@ -51,7 +44,7 @@ try {
 
   // Clicking an edge opens its latency chart, with a p99 line drawn.
   await page.click('svg.map g.edge[data-from="consumer"][data-to="provider"] path.hit', { force: true });
-  await page.waitForSelector('#edge-charts svg.chart[data-title^="Latency"] path[data-series="p99"]', { timeout: T });
+  await page.waitForSelector('#edge-charts svg.chart[data-title^="Latency"] path[data-series="p99"]', { timeout: TIMEOUT });
   const d = await page.getAttribute('#edge-charts svg.chart[data-title^="Latency"] path[data-series="p99"]', 'd');
   if (!d || !d.includes('L')) throw new Error(`the edge's p99 line is empty: '${d}'`);
   console.log('edge chart: consumer → provider latency drawn');
@@ -59,12 +52,12 @@ try {
 
   // A service page: its endpoints and mesh tax.
   await page.goto(`${base}/ui/#/service/provider`);
-  await page.waitForSelector('svg.chart[data-title^="Mesh tax"]', { timeout: T });
+  await page.waitForSelector('svg.chart[data-title^="Mesh tax"]', { timeout: TIMEOUT });
   await page.screenshot({ path: path.join(out, 'service.png'), fullPage: true });
 
   // Traces: search through the gateway, open the first, and see its waterfall with a critical path.
   await page.goto(`${base}/ui/#/traces?service=gateway`);
-  await page.waitForSelector('#trace-list tbody tr a', { timeout: T });
+  await page.waitForSelector('#trace-list tbody tr a', { timeout: TIMEOUT });
   await page.screenshot({ path: path.join(out, 'traces.png'), fullPage: true });
   // The newest trace may still miss spans whose batch is on its way: open one that has both sides.
   const id = await page.$$eval('#trace-list tbody tr', rs => {
@@ -73,7 +66,7 @@ try {
   });
   if (!id) throw new Error('no trace with two spans or more in the list');
   await page.click(`#trace-list tbody tr a[href="#/trace/${id}"]`);
-  await page.waitForSelector('#waterfall .wf-row .wf-seg', { timeout: T });
+  await page.waitForSelector('#waterfall .wf-row .wf-seg', { timeout: TIMEOUT });
   const rows = await page.$$eval('#waterfall .wf-row', rs => rs.length);
   const crit = await page.$$eval('#waterfall .wf-row.crit', rs => rs.length);
   const kinds = await page.$$eval('#waterfall .wf-seg', ss => [...new Set(ss.map(s => s.className.replace('wf-seg seg-', '')))]);
@@ -87,24 +80,16 @@ try {
 
   // Sidecars: all four, ready, and one /config opened.
   await page.goto(`${base}/ui/#/sidecars`);
-  await page.waitForSelector('#sidecar-list tr[data-instance="consumer-1"] button', { timeout: T });
+  await page.waitForSelector('#sidecar-list tr[data-instance="consumer-1"] button', { timeout: TIMEOUT });
   const ready = await page.$$eval('#sidecar-list tr[data-instance] .ok', es => es.length);
   if (ready < 4) throw new Error(`${ready} sidecars shown ready, expected 4`);
   await page.click('#sidecar-list tr[data-instance="consumer-1"] button');
-  await page.waitForFunction(() => document.querySelector('pre[data-config="consumer-1"]')?.textContent.includes('"listeners"'), null, { timeout: T });
+  await page.waitForFunction(() => document.querySelector('pre[data-config="consumer-1"]')?.textContent.includes('"listeners"'), null, { timeout: TIMEOUT });
   console.log('sidecars: 4 ready, /config of consumer-1 shown');
   await page.screenshot({ path: path.join(out, 'sidecars.png'), fullPage: true });
 
   await page.goto(`${base}/ui/#/policies`);
-  await page.waitForSelector('#policy-sidecars table', { timeout: T });
+  await page.waitForSelector('#policy-sidecars table', { timeout: TIMEOUT });
   await page.screenshot({ path: path.join(out, 'policies.png'), fullPage: true });
   console.log('policies: shown');
-  if (errors.length) throw new Error(errors.join('\n'));
-} catch (e) {
-  failed = true;
-  console.error(`FAILED: ${e.message}`);
-  if (errors.length) console.error(errors.join('\n'));
-} finally {
-  await browser.close();
-}
-process.exit(failed ? 1 : 0);
+});

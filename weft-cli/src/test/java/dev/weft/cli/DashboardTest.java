@@ -3,7 +3,6 @@ package dev.weft.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -272,29 +271,12 @@ class DashboardTest {
 
     @Test
     void inHeadlessChromiumTheMapShowsTheServicesAnEdgeOpensItsChartAndATraceItsWaterfall() throws Exception {
-        Path script = Path.of("src/test/js/dashboard.mjs").toAbsolutePath();
-        Path chromium = Path.of(System.getenv().getOrDefault("WEFT_CHROMIUM", "/usr/bin/chromium"));
-        Assumptions.assumeTrue(Files.isExecutable(chromium), "skipped: no Chromium at " + chromium
-                + " (apt-get install chromium; .ci/run installs it)");
-        Assumptions.assumeTrue(Files.isDirectory(script.getParent().resolve("node_modules/playwright-core")),
-                "skipped: playwright-core not installed (npm ci --prefix weft-cli/src/test/js; .ci/run does it)");
         // Traffic for the charts and the traces first, so the pages have something to show.
         await("/v1/ui/series?from=consumer&to=provider", s -> s.path("times").size() >= 3);
-        Path shots = Path.of("target/dashboard-screenshots").toAbsolutePath();
-        Files.createDirectories(shots);
-        Path log = shots.resolve("node.log");
-        Process node = new ProcessBuilder("node", script.toString(), mesh.base(), shots.toString(), chromium.toString())
-                .redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        try {
-            boolean finished = node.waitFor(150, TimeUnit.SECONDS);
-            String out = Files.readString(log);
-            assertThat(finished).as("browser test still running after 150 s:\n" + out).isTrue();
-            assertThat(node.exitValue()).as(out).isZero();
-            assertThat(out).contains("map: services gateway, consumer, provider",
-                    "edge chart: consumer → provider", "waterfall:", "live: map refreshed");
-        } finally {
-            node.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-        }
+        String out = BrowserScript.run("dashboard.mjs", mesh.base());
+        assertThat(out).contains("map: services gateway, consumer, provider", "edge chart: consumer → provider",
+                "waterfall:", "live: map refreshed");
+        Path shots = Path.of("target/dashboard-screenshots");
         assertThat(shots.resolve("map.png")).exists();
         assertThat(shots.resolve("waterfall.png")).exists();
     }

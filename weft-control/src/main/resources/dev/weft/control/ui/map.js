@@ -3,6 +3,8 @@
 import { getJson, el, svg, rate, pct, ms, health, COLORS, q } from './api.js';
 
 const NODE_W = 190, NODE_H = 58, COL_W = 420, ROW_H = 84, PAD = 30;
+/** A call depth with more services than this is drawn as several columns side by side, so the map stays wide, not tall. */
+const MAX_ROWS = 12;
 
 export function mountMap(root) {
   const filter = el('input', { type: 'search', placeholder: 'filter services', id: 'map-filter', size: 24 });
@@ -76,14 +78,25 @@ function draw(canvas, map, diagnosis) {
   const culprits = new Set((diagnosis?.culprits || []).map(c => c.service));
   const backPressure = new Set((diagnosis?.backPressure || []).map(c => c.service));
   const depth = depths(names, map.edges);
-  const columns = [];
+  const byDepth = [];
   for (const s of map.services) {
     const d = depth.get(s.name);
-    (columns[d] ||= []).push(s);
+    (byDepth[d] ||= []).push(s);
+  }
+  // Columns of one depth sit close together (no edge runs between them); a new depth leaves room for edge labels.
+  const columns = [];
+  const xs = [];
+  let x = PAD;
+  for (const level of byDepth.filter(Boolean)) {
+    for (let i = 0; i < level.length; i += MAX_ROWS) {
+      if (columns.length) x += i === 0 ? COL_W : NODE_W + 30;
+      columns.push(level.slice(i, i + MAX_ROWS));
+      xs.push(x);
+    }
   }
   const pos = new Map();
-  columns.forEach((col, c) => col.forEach((s, r) => pos.set(s.name, { x: PAD + c * COL_W, y: PAD + r * ROW_H })));
-  const width = PAD * 2 + (columns.length - 1) * COL_W + NODE_W;
+  columns.forEach((col, c) => col.forEach((s, r) => pos.set(s.name, { x: xs[c], y: PAD + r * ROW_H })));
+  const width = PAD + x + NODE_W;
   const height = PAD * 2 + Math.max(...columns.map(c => c.length)) * ROW_H;
   const root = svg('svg', { class: 'map', width, height, viewBox: `0 0 ${width} ${height}` });
   root.append(svg('defs', {}, Object.entries(COLORS).map(([k, c]) =>

@@ -3,6 +3,7 @@ package dev.weft.control.ui;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.weft.control.ControlPlane;
+import dev.weft.testing.SyntheticRegistrations;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -16,9 +17,6 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.CompletableFuture;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -41,23 +39,7 @@ class DashboardScaleTest {
         InetSocketAddress a = control.start(new InetSocketAddress("127.0.0.1", 0), dataDir);
         base = "http://127.0.0.1:" + a.getPort();
         http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-        String lease = JSON.readTree(send("PUT", "/v1/leases", "{\"ttlMillis\": 120000}")).path("leaseId").asText();
-        List<CompletableFuture<HttpResponse<String>>> puts = new ArrayList<>();
-        for (int s = 0; s < 200; s++) {
-            for (int i = 0; i < 10; i++) {
-                String service = String.format("svc-%03d", s);
-                String id = service + "-" + i;
-                puts.add(http.sendAsync(HttpRequest.newBuilder(URI.create(base + "/v1/services/" + service
-                                + "/endpoints/" + id)).PUT(HttpRequest.BodyPublishers.ofString(
-                                "{\"host\": \"127.0.0.1\", \"port\": " + (10000 + s * 10 + i) + ", \"leaseId\": \""
-                                        + lease + "\"}")).build(), HttpResponse.BodyHandlers.ofString()));
-                if (puts.size() >= 64) {
-                    puts.forEach(f -> assertThat(f.join().statusCode()).isEqualTo(200));
-                    puts.clear();
-                }
-            }
-        }
-        puts.forEach(f -> assertThat(f.join().statusCode()).isEqualTo(200));
+        SyntheticRegistrations.register(base, 200, 10, Duration.ofMinutes(2));
     }
 
     @AfterAll

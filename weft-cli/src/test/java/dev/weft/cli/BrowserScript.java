@@ -1,0 +1,46 @@
+package dev.weft.cli;
+
+import org.junit.jupiter.api.Assumptions;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Runs one of the browser scripts of src/test/js (headless Debian Chromium through playwright-core) against a running
+ * control plane, with a timeout, and fails the test with the script's output unless it exits 0. Skips, saying what is
+ * missing, only when Chromium or playwright-core is absent (.ci/run installs both). Screenshots and the script's log go
+ * to target/dashboard-screenshots/.
+ */
+final class BrowserScript {
+    private BrowserScript() {}
+
+    /** @return the script's output */
+    static String run(String script, String base) throws Exception {
+        Path js = Path.of("src/test/js").toAbsolutePath();
+        Path chromium = Path.of(System.getenv().getOrDefault("WEFT_CHROMIUM", "/usr/bin/chromium"));
+        Assumptions.assumeTrue(Files.isExecutable(chromium), "skipped: no Chromium at " + chromium
+                + " (apt-get install chromium; .ci/run installs it)");
+        Assumptions.assumeTrue(Files.isDirectory(js.resolve("node_modules/playwright-core")),
+                "skipped: playwright-core not installed (npm ci --prefix weft-cli/src/test/js; .ci/run does it)");
+        Path shots = Path.of("target/dashboard-screenshots").toAbsolutePath();
+        Files.createDirectories(shots);
+        Path log = shots.resolve(script.replace(".mjs", ".log"));
+        List<String> command = new ArrayList<>(List.of("node", js.resolve(script).toString(), base, shots.toString(),
+                chromium.toString()));
+        Process node = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        try {
+            boolean finished = node.waitFor(150, TimeUnit.SECONDS);
+            String out = Files.readString(log);
+            assertThat(finished).as(script + " still running after 150 s:\n" + out).isTrue();
+            assertThat(node.exitValue()).as(out).isZero();
+            return out;
+        } finally {
+            node.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+        }
+    }
+}
