@@ -4,6 +4,12 @@ import { chromium } from 'playwright-core';
 
 export const TIMEOUT = 20000;
 
+/** A screenshot of the page down to the end of its content (the header and <main>), not the empty rest. */
+export async function shot(page, file) {
+  const height = await page.evaluate(() => Math.ceil(document.querySelector('main').getBoundingClientRect().bottom + 8));
+  await page.screenshot({ path: file, fullPage: true, clip: { x: 0, y: 0, width: 1400, height: Math.max(200, height) } });
+}
+
 /** Runs checks(page) in a fresh page; any thrown error, or any error in the page's own scripts, fails the run. */
 export async function run(executablePath, checks) {
   const browser = await chromium.launch({ executablePath: executablePath || '/usr/bin/chromium', args: ['--no-sandbox'] });

@@ -3,7 +3,7 @@
 // sidecars page shows 200 rows of 2,000 and pages on. Run by DashboardScaleBrowserTest:
 //   node dashboard-scale.mjs BASE_URL OUT_DIR CHROMIUM_PATH
 import path from 'node:path';
-import { run, TIMEOUT } from './browser.mjs';
+import { run, shot, TIMEOUT } from './browser.mjs';
 
 const [base, out, executablePath] = process.argv.slice(2);
 await run(executablePath, async (page) => {
@@ -16,7 +16,7 @@ await run(executablePath, async (page) => {
   const box = await page.$eval('svg.map', s => ({ w: s.width.baseVal.value, h: s.height.baseVal.value }));
   if (box.h > 1200) throw new Error(`the map is ${box.h} px tall: columns should wrap`);
   console.log(`map: 60 of 200 services drawn in ${box.w}x${box.h} px; ${info}`);
-  await page.screenshot({ path: path.join(out, 'map-200-services.png') });
+  await shot(page, path.join(out, 'map-200-services.png'));
   await page.fill('#map-filter', 'svc-19');
   await page.waitForFunction(() => document.querySelectorAll('svg.map g.node').length === 10, null, { timeout: TIMEOUT });
   console.log('filter: svc-19 shows its 10 services');

@@ -4,7 +4,7 @@
 // map refreshes by itself. Screenshots go to the output folder. Run by DashboardTest:
 //   node dashboard.mjs BASE_URL OUT_DIR CHROMIUM_PATH
 import path from 'node:path';
-import { run, TIMEOUT } from './browser.mjs';
+import { run, shot, TIMEOUT } from './browser.mjs';
 
 const [base, out, executablePath] = process.argv.slice(2);
 if (!base || !out) {
@@ -34,7 +34,7 @@ await run(executablePath, async (page) => {
     if (marked.length) throw new Error(`no /v1/diagnose, yet the map marks ${marked}`);
     console.log('culprit: /v1/diagnose absent, none marked');
   }
-  await page.screenshot({ path: path.join(out, 'map.png'), fullPage: true });
+  await shot(page, path.join(out, 'map.png'));
 
   // Live: the map polls again without a reload.
   const before = mapPolls;
@@ -48,17 +48,17 @@ await run(executablePath, async (page) => {
   const d = await page.getAttribute('#edge-charts svg.chart[data-title^="Latency"] path[data-series="p99"]', 'd');
   if (!d || !d.includes('L')) throw new Error(`the edge's p99 line is empty: '${d}'`);
   console.log('edge chart: consumer → provider latency drawn');
-  await page.screenshot({ path: path.join(out, 'edge.png'), fullPage: true });
+  await shot(page, path.join(out, 'edge.png'));
 
   // A service page: its endpoints and mesh tax.
   await page.goto(`${base}/ui/#/service/provider`);
   await page.waitForSelector('svg.chart[data-title^="Mesh tax"]', { timeout: TIMEOUT });
-  await page.screenshot({ path: path.join(out, 'service.png'), fullPage: true });
+  await shot(page, path.join(out, 'service.png'));
 
   // Traces: search through the gateway, open the first, and see its waterfall with a critical path.
   await page.goto(`${base}/ui/#/traces?service=gateway`);
   await page.waitForSelector('#trace-list tbody tr a', { timeout: TIMEOUT });
-  await page.screenshot({ path: path.join(out, 'traces.png'), fullPage: true });
+  await shot(page, path.join(out, 'traces.png'));
   // The newest trace may still miss spans whose batch is on its way: open one that has both sides.
   const id = await page.$$eval('#trace-list tbody tr', rs => {
     const whole = rs.find(r => Number(r.children[3].textContent) >= 2);
@@ -76,7 +76,7 @@ await run(executablePath, async (page) => {
   if (crit < 1) throw new Error('no span on the critical path');
   for (const k of ['queue', 'upstream', 'app']) if (!kinds.includes(k)) throw new Error(`no ${k} segment (have ${kinds})`);
   console.log(`waterfall: ${rows} spans, ${crit} on the critical path, segments ${kinds.join(', ')}`);
-  await page.screenshot({ path: path.join(out, 'waterfall.png'), fullPage: true });
+  await shot(page, path.join(out, 'waterfall.png'));
 
   // Sidecars: all four, ready, and one /config opened.
   await page.goto(`${base}/ui/#/sidecars`);
@@ -86,10 +86,10 @@ await run(executablePath, async (page) => {
   await page.click('#sidecar-list tr[data-instance="consumer-1"] button');
   await page.waitForFunction(() => document.querySelector('pre[data-config="consumer-1"]')?.textContent.includes('"listeners"'), null, { timeout: TIMEOUT });
   console.log('sidecars: 4 ready, /config of consumer-1 shown');
-  await page.screenshot({ path: path.join(out, 'sidecars.png'), fullPage: true });
+  await shot(page, path.join(out, 'sidecars.png'));
 
   await page.goto(`${base}/ui/#/policies`);
   await page.waitForSelector('#policy-sidecars table', { timeout: TIMEOUT });
-  await page.screenshot({ path: path.join(out, 'policies.png'), fullPage: true });
+  await shot(page, path.join(out, 'policies.png'));
   console.log('policies: shown');
 });

@@ -135,7 +135,7 @@ function draw(canvas, map, diagnosis) {
       svg('title', {}, `${s.name}: ${s.instances} instance(s)`),
       svg('rect', { width: NODE_W, height: NODE_H, stroke: COLORS[h] }),
       svg('text', { x: 10, y: 20, class: 'name' }, s.name.length > 24 ? s.name.slice(0, 23) + '…' : s.name),
-      svg('text', { x: 10, y: 38 }, `${rate(s.rate)} · ${pct(s.success)}`),
+      svg('text', { x: 10, y: 38 }, !s.rate ? 'no inbound traffic' : `${rate(s.rate)} · ${pct(s.success)}`),
       svg('text', { x: 10, y: 52 }, `p99 ${ms(s.p99)} · ${s.instances}×`));
     if (culprits.has(s.name)) g.append(svg('text', { x: NODE_W - 8, y: 14, 'text-anchor': 'end', class: 'tag' }, 'CULPRIT'));
     else if (backPressure.has(s.name)) g.append(svg('text', { x: NODE_W - 8, y: 14, 'text-anchor': 'end', class: 'tag bp' }, 'back-pressure'));
