@@ -143,10 +143,29 @@ class DashboardTest {
                 .PUT(HttpRequest.BodyPublishers.ofString("services:\n  provider:\n    timeout: 2s\n")).build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(put.statusCode()).isEqualTo(200);
-        JsonNode p = await("/v1/ui/policies", j -> j.path("documents").size() == 1);
+        JsonNode p = await("/v1/ui/policies", j -> j.path("documents").size() == 1 && j.path("sidecars").size() == 4);
         assertThat(p.path("documents").get(0).path("services").get(0).asText()).isEqualTo("provider");
         assertThat(p.path("documents").get(0).path("text").asText()).contains("timeout: 2s");
         assertThat(p.path("sidecars")).hasSize(4);
+        // A document the sidecars refuse: each keeps its policies and says why, and the page shows it.
+        HttpResponse<String> bad = http.send(HttpRequest.newBuilder(URI.create(mesh.base() + "/v1/policies/broken"))
+                .PUT(HttpRequest.BodyPublishers.ofString("services:\n  provider:\n    timeout: soon\n")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(bad.statusCode()).isEqualTo(200);
+        try {
+            JsonNode rejected = await("/v1/ui/policies", j -> {
+                for (JsonNode s : j.path("sidecars")) {
+                    if (!s.path("status").asText().startsWith("rejected") || s.path("rejections").asLong() < 1) {
+                        return false;
+                    }
+                }
+                return true;
+            });
+            assertThat(rejected.path("sidecars").get(0).path("status").asText()).contains("broken", "timeout");
+        } finally {
+            http.send(HttpRequest.newBuilder(URI.create(mesh.base() + "/v1/policies/broken")).DELETE().build(),
+                    HttpResponse.BodyHandlers.ofString());
+        }
     }
 
     /**

@@ -129,7 +129,14 @@ public final class HistoryScraper implements AutoCloseable {
             Thread.currentThread().interrupt();
         } catch (RuntimeException e) {
             // A tick that failed (a store that did not answer) leaves a gap in the charts; the next one tries again.
-            LOG.log(System.Logger.Level.WARNING, "history tick failed: " + e);
+            // The pages say why; the log says it once per change of reason, not every 5 s through an outage.
+            String reason = "the last reading failed: " + e.getMessage();
+            Latest l = latest;
+            if (!l.notes().contains(reason)) {
+                LOG.log(System.Logger.Level.WARNING, "dashboard history: " + reason);
+            }
+            latest = new Latest(l.epochMillis(), l.windowSeconds(), l.services(), l.edges(), l.endpointsByService(),
+                    l.sidecars(), l.policyStatus(), List.of(reason));
         }
     }
 

@@ -271,8 +271,9 @@ public final class UiApi {
                 .sorted(Comparator.comparing(HistoryScraper.Sidecar::service).thenComparing(HistoryScraper.Sidecar::instance))
                 .toList();
         List<Map<String, Object>> rows = new ArrayList<>();
-        for (HistoryScraper.Sidecar s : matching.subList(Math.min(offset, matching.size()),
-                Math.min(matching.size(), offset + (long) limit > Integer.MAX_VALUE ? matching.size() : offset + limit))) {
+        int from = Math.min(offset, matching.size());
+        int to = (int) Math.min(matching.size(), (long) offset + limit);
+        for (HistoryScraper.Sidecar s : matching.subList(from, to)) {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("service", s.service());
             m.put("instance", s.instance());
@@ -330,7 +331,7 @@ public final class UiApi {
         body.put("revision", p.revision());
         body.put("documents", documents);
         body.put("sidecars", sidecars);
-        body.put("note", "the control plane stores documents as text; each sidecar parses them and reports in its"
+        body.put("note", "The control plane stores documents as text; each sidecar parses them and reports in its"
                 + " /config whether it applied them or why it rejected them (read every "
                 + scraper.interval().multipliedBy(6).toSeconds() + " s)");
         return Answer.json(200, body);

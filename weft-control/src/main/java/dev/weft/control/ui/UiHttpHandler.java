@@ -85,7 +85,10 @@ public final class UiHttpHandler extends ChannelInboundHandlerAdapter {
                 .setInt(HttpHeaderNames.CONTENT_LENGTH, a.body().length)
                 // Live pages: every poll must reach the control plane, and assets change with the jar.
                 .set(HttpHeaderNames.CACHE_CONTROL, HttpHeaderValues.NO_STORE)
-                .set("X-Content-Type-Options", "nosniff");
+                .set("X-Content-Type-Options", "nosniff")
+                // Only the control plane's own files and JSON, never framed: the page shows what registrations say
+                // (names, policy text), and this keeps anything in them from loading or running elsewhere.
+                .set("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'");
         if (a.location() != null) {
             response.headers().set(HttpHeaderNames.LOCATION, a.location());
         }

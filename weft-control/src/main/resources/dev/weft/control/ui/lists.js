@@ -3,14 +3,28 @@
 import { getJson, el, table, duration, q } from './api.js';
 
 export function mountPolicies(root) {
+  const byService = el('div', { id: 'policy-services' });
   const docs = el('div', { id: 'policy-docs' });
   const sidecars = el('div', { id: 'policy-sidecars' });
   const note = el('p', { class: 'note' });
-  root.append(el('h1', {}, 'Policies'), note, docs, el('h2', {}, 'Per sidecar: applied, or rejected and why'), sidecars);
+  root.append(el('h1', {}, 'Policies'), note, el('h2', {}, 'In force per service'), byService,
+    el('h2', {}, 'Documents'), docs, el('h2', {}, 'Per sidecar: applied, or rejected and why'), sidecars);
   return {
     async refresh() {
       const p = await getJson('/v1/ui/policies');
       note.textContent = `Revision ${p.revision}. ${p.note}.`;
+      // A service's own entry wins over '*' (docs/configuration.md); documents are applied whole, in name order.
+      const services = [...new Set([...p.sidecars.map(s => s.service), ...p.documents.flatMap(d => d.services)])]
+        .filter(s => s !== '*').sort();
+      const naming = s => p.documents.filter(d => d.services.includes(s)).map(d => d.name);
+      const wildcard = p.documents.filter(d => d.services.includes('*')).map(d => d.name);
+      const rejected = s => p.sidecars.filter(c => c.service === s && c.status && c.status.startsWith('rejected')).length;
+      byService.replaceChildren(services.length ? table([
+        { title: 'service', cell: s => s },
+        { title: 'its own entry in', cell: s => naming(s).join(', ') || '–' },
+        { title: 'else the defaults of', cell: s => naming(s).length ? '' : (wildcard.join(', ') || 'none: built-in defaults') },
+        { title: 'sidecars rejecting', num: true, cell: s => { const n = rejected(s); return n ? el('span', { class: 'bad' }, n) : '0'; } },
+      ], services) : el('p', { class: 'note' }, 'No services registered.'));
       docs.replaceChildren(...(p.documents.length ? p.documents.map(d => el('div', { class: 'panel', 'data-policy': d.name },
         el('h2', {}, `${d.name}`, el('span', { class: 'note' }, d.services.length
           ? `  services: ${d.services.join(', ')}` : '  (names no service under services:)')),

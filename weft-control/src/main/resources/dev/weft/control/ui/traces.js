@@ -13,11 +13,13 @@ export function mountTraces(root, _args, params) {
   const minMs = el('input', { id: 'trace-min', type: 'number', min: 0, step: 1, placeholder: 'min ms', size: 8 });
   const lookback = el('select', { id: 'trace-lookback' }, LOOKBACKS.map(([n, v]) =>
     el('option', n === '15m' ? { value: v, selected: 'selected' } : { value: v }, `last ${n}`)));
+  const until = el('input', { id: 'trace-until', type: 'datetime-local', step: 1, title: 'until (empty: now)' });
   const limit = el('select', { id: 'trace-limit' }, [20, 50, 200].map(n => el('option', { value: n }, `${n} traces`)));
   const list = el('div', { id: 'trace-list' });
   const wanted = params.get('service');
-  for (const c of [service, status, minMs, lookback, limit]) c.addEventListener('change', () => page.refresh());
-  root.append(el('h1', {}, 'Traces'), el('div', { class: 'toolbar' }, service, status, minMs, lookback, limit), list);
+  for (const c of [service, status, minMs, lookback, until, limit]) c.addEventListener('change', () => page.refresh());
+  root.append(el('h1', {}, 'Traces'), el('div', { class: 'toolbar' }, service, status, minMs, lookback,
+    el('label', {}, 'until ', until), limit), list);
   let servicesLoaded = false;
 
   const page = {
@@ -28,7 +30,9 @@ export function mountTraces(root, _args, params) {
         servicesLoaded = true;
       }
       const minUs = Math.max(0, Math.round(Number(minMs.value || 0) * 1000));
-      let url = `/api/v2/traces?limit=${limit.value}&lookback=${lookback.value}&endTs=${Date.now()}&minDuration=${minUs}`;
+      // An 'until' in the past pins the window (the list stops moving); empty follows now.
+      const endTs = until.value ? new Date(until.value).getTime() : Date.now();
+      let url = `/api/v2/traces?limit=${limit.value}&lookback=${lookback.value}&endTs=${endTs}&minDuration=${minUs}`;
       if (service.value) url += `&serviceName=${q(service.value)}`;
       if (status.value === 'error') url += '&annotationQuery=error';
       let traces = await getJson(url);
