@@ -59,13 +59,22 @@ await run(executablePath, async (page) => {
   await page.goto(`${base}/ui/#/traces?service=gateway`);
   await page.waitForSelector('#trace-list tbody tr a', { timeout: TIMEOUT });
   await shot(page, path.join(out, 'traces.png'));
-  // The newest trace may still miss spans whose batch is on its way: open one that has both sides.
-  const id = await page.$$eval('#trace-list tbody tr', rs => {
-    const whole = rs.find(r => Number(r.children[3].textContent) >= 2);
-    return whole ? whole.querySelector('a').textContent : null;
+  // The newest traces may still miss spans whose batch is on its way: search until 5 s ago (the 'until' field) and
+  // open one that has both sides.
+  await page.evaluate(() => {
+    const d = new Date(Date.now() - 5000);
+    const pad = n => String(n).padStart(2, '0');
+    const until = document.querySelector('#trace-until');
+    until.value = `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+    until.dispatchEvent(new Event('change'));
   });
-  if (!id) throw new Error('no trace with two spans or more in the list');
-  await page.click(`#trace-list tbody tr a[href="#/trace/${id}"]`);
+  const whole = await page.waitForFunction(() => {
+    const row = [...document.querySelectorAll('#trace-list tbody tr')].find(r => Number(r.children[3].textContent) >= 2);
+    return row ? row.querySelector('a').textContent : null;
+  }, null, { timeout: TIMEOUT });
+  const id = await whole.jsonValue();
+  // Followed as a click would (the list redraws every 5 s, so the row's element may be replaced under the mouse).
+  await page.evaluate(traceId => { location.hash = `#/trace/${traceId}`; }, id);
   await page.waitForSelector('#waterfall .wf-row .wf-seg', { timeout: TIMEOUT });
   const rows = await page.$$eval('#waterfall .wf-row', rs => rs.length);
   const crit = await page.$$eval('#waterfall .wf-row.crit', rs => rs.length);

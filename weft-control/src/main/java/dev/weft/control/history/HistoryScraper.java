@@ -52,7 +52,7 @@ public final class HistoryScraper implements AutoCloseable {
                          List<MeshStats.Row> edges, Map<String, List<MeshStats.Row>> endpointsByService,
                          List<Sidecar> sidecars, Map<String, JsonNode> policyStatus, List<String> notes) {
         static final Latest EMPTY = new Latest(0, 0, List.of(), List.of(), Map.of(), List.of(), Map.of(),
-                List.of("no data yet: the first figures come two scrapes after start (10 s by default)"));
+                List.of("no data yet: the first figures come two readings after start (10 s by default)"));
     }
 
     private final ControlBackend store;
@@ -87,7 +87,9 @@ public final class HistoryScraper implements AutoCloseable {
                     List.of("the history is off (./weft control --history-interval 0s): no charts, no map figures"));
             return this;
         }
-        thread.scheduleAtFixedRate(this::tickSafely, 0, every, TimeUnit.MILLISECONDS);
+        // The first reading one interval after start, not at once: a control plane starting (or restarting) is busy
+        // enough with sidecars re-registering, and charts need two readings anyway.
+        thread.scheduleAtFixedRate(this::tickSafely, every, every, TimeUnit.MILLISECONDS);
         return this;
     }
 
@@ -142,6 +144,12 @@ public final class HistoryScraper implements AutoCloseable {
 
     /** One tick: discover, scrape, compute, record. Package-private so tests can drive ticks without waiting. */
     void tick() throws InterruptedException {
+        if (!store.connectivity().connected()) {
+            // The store is away (etcd down): asking it would only add to the API's error count; the charts show a
+            // gap and the pages say why until it answers the API again.
+            throw new IllegalStateException("the registry store is unavailable (" + store.connectivity().lastError()
+                    + ")");
+        }
         List<String> notes = new ArrayList<>();
         Map<String, Endpoint> registered = new LinkedHashMap<>();
         List<MeshView.Target> targets = discover(notes, registered);

@@ -21,6 +21,7 @@ export function mountTraces(root, _args, params) {
   root.append(el('h1', {}, 'Traces'), el('div', { class: 'toolbar' }, service, status, minMs, lookback,
     el('label', {}, 'until ', until), limit), list);
   let servicesLoaded = false;
+  let shownKey = null;
 
   const page = {
     async refresh() {
@@ -38,6 +39,10 @@ export function mountTraces(root, _args, params) {
       let traces = await getJson(url);
       let summaries = traces.map(summarize);
       if (status.value === 'ok') summaries = summaries.filter(s => !s.failed);
+      // Redrawn only when the answer changed, so a row is not replaced under the mouse for nothing.
+      const key = JSON.stringify(summaries);
+      if (key === shownKey) return;
+      shownKey = key;
       list.replaceChildren(summaries.length ? table([
         { title: 'trace', cell: s => el('a', { href: `#/trace/${s.id}` }, s.id) },
         { title: 'started', cell: s => new Date(s.start / 1000).toLocaleTimeString() },
