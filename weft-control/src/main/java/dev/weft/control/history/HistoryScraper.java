@@ -142,8 +142,8 @@ public final class HistoryScraper implements AutoCloseable {
         }
     }
 
-    /** One tick: discover, scrape, compute, record. Package-private so tests can drive ticks without waiting. */
-    void tick() throws InterruptedException {
+    /** One reading: discover, scrape, compute, record. On the history thread only. */
+    private void tick() throws InterruptedException {
         if (!store.connectivity().connected()) {
             // The store is away (etcd down): asking it would only add to the API's error count; the charts show a
             // gap and the pages say why until it answers the API again.

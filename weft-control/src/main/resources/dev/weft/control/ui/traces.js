@@ -105,8 +105,10 @@ export function tree(trace) {
 }
 
 /**
- * The critical path: from the root's end walk back, taking at each level the child that finished last before the
- * point reached, then the one before its start, and so on (what the trace waited on, span by span).
+ * The critical path: from a span's end walk back, taking the child that finished last, then the last one to finish
+ * before that one started, and so on, and the same inside each child taken (what the trace waited on, span by span).
+ * A child still running when the one after it started overlapped it and is not on the path. The first child may end
+ * a little after its parent (the callee's clock is another host's), so it is taken if it started before.
  */
 export function criticalPath(roots) {
   const on = new Set();
@@ -114,11 +116,13 @@ export function criticalPath(roots) {
   const walk = n => {
     on.add(n.key);
     let t = end(n);
+    let first = true;
     for (const c of [...n.children].sort((a, b) => end(b) - end(a))) {
-      if ((c.span.timestamp || 0) < t) {
-        walk(c);
-        t = c.span.timestamp || 0;
-      }
+      const start = c.span.timestamp || 0;
+      if (start >= t || (!first && end(c) > t)) continue;
+      walk(c);
+      t = start;
+      first = false;
     }
   };
   if (roots.length) walk(roots[0]);
