@@ -6,7 +6,6 @@ import dev.weft.control.ControlBackend;
 import dev.weft.control.cli.MeshStats;
 import dev.weft.control.history.History;
 import dev.weft.control.history.HistoryScraper;
-import dev.weft.registry.ServiceNames;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -20,13 +19,12 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.regex.Pattern;
 
 /**
  * The JSON the dashboard polls, under {@code /v1/ui/}: {@code map}, {@code service}, {@code series},
  * {@code sidecars}, {@code sidecar-config} and {@code policies}. Every answer is bounded (a limit on nodes and
  * rows, at most one series of at most the ring's length), and every parameter is checked against an allow-list
- * first: a bad one gets a 400 that says what was expected, counted in {@link #rejected()}.
+ * first ({@link UiParams}): a bad one gets a 400 that says what was expected, counted in {@link #rejected()}.
  *
  * <p>Threads: {@link #handle} runs on an event loop and only reads the history and its last tick; the answers that
  * wait (policies from the store, a sidecar's /config) complete on other threads.
@@ -36,8 +34,6 @@ public final class UiApi {
     static final int DEFAULT_NODES = 60;
     static final int MAX_NODES = 500;
     static final int MAX_ROWS = 1000;
-    private static final Pattern INSTANCE = Pattern.compile("[A-Za-z0-9\\[][A-Za-z0-9._:@\\[\\]-]{0,252}");
-    private static final Pattern FILTER = Pattern.compile("[\\p{Alnum} ._:@/\\[\\]-]{0,100}");
     private static final ObjectMapper JSON = new ObjectMapper();
     static final String ROUTES = "GET /v1/ui/map?filter=&limit=, /v1/ui/service?name=, /v1/ui/series?service=[&instance=]"
             + " or ?from=&to=, /v1/ui/sidecars?filter=&offset=&limit=, /v1/ui/sidecar-config?instance=, /v1/ui/policies";
@@ -57,13 +53,6 @@ public final class UiApi {
             m.put("error", message);
             m.put("code", code);
             return json(status, m);
-        }
-    }
-
-    /** A parameter that breaks its allow-list: answered 400 with the message. */
-    private static final class BadRequest extends RuntimeException {
-        BadRequest(String message) {
-            super(message, null, false, false);
         }
     }
 
@@ -104,19 +93,20 @@ public final class UiApi {
     CompletableFuture<Answer> handle(String route, Map<String, List<String>> params) {
         try {
             return switch (route) {
-                case "map" -> done(map(text(params, "filter"), limit(params, "limit", DEFAULT_NODES, MAX_NODES)));
-                case "service" -> done(service(service(params, "name")));
+                case "map" -> done(map(UiParams.text(params, "filter"),
+                        UiParams.limit(params, "limit", DEFAULT_NODES, MAX_NODES)));
+                case "service" -> done(service(UiParams.service(params, "name")));
                 case "series" -> done(series(params));
-                case "sidecars" -> done(sidecars(text(params, "filter"), limit(params, "offset", 0, Integer.MAX_VALUE),
-                        limit(params, "limit", 200, MAX_ROWS)));
-                case "sidecar-config" -> sidecarConfig(instance(params, "instance"));
+                case "sidecars" -> done(sidecars(UiParams.text(params, "filter"),
+                        UiParams.limit(params, "offset", 0, Integer.MAX_VALUE), UiParams.limit(params, "limit", 200, MAX_ROWS)));
+                case "sidecar-config" -> sidecarConfig(UiParams.instance(params, "instance"));
                 case "policies" -> store.policies().thenApply(this::policies);
                 default -> {
                     rejected.increment();
                     yield done(Answer.error(404, "not-found", "no route /v1/ui/" + route + " (routes: " + ROUTES + ")"));
                 }
             };
-        } catch (BadRequest e) {
+        } catch (UiParams.BadRequest e) {
             rejected.increment();
             return done(Answer.error(400, "bad-request", e.getMessage()));
         }
@@ -226,19 +216,19 @@ public final class UiApi {
     // --- series ---
 
     private Map<String, Object> series(Map<String, List<String>> params) {
-        int minutes = limit(params, "minutes", 60, 24 * 60);
+        int minutes = UiParams.limit(params, "minutes", 60, 24 * 60);
         long since = System.currentTimeMillis() - minutes * 60_000L;
         History.Kind kind;
         String name;
         if (params.containsKey("from") || params.containsKey("to")) {
             kind = History.Kind.EDGE;
-            name = service(params, "from") + " → " + service(params, "to");
+            name = UiParams.service(params, "from") + " → " + UiParams.service(params, "to");
         } else if (params.containsKey("instance")) {
             kind = History.Kind.ENDPOINT;
-            name = service(params, "service") + "/" + instance(params, "instance");
+            name = UiParams.service(params, "service") + "/" + UiParams.instance(params, "instance");
         } else {
             kind = History.Kind.SERVICE;
-            name = service(params, "service");
+            name = UiParams.service(params, "service");
         }
         History.Points p = scraper.history().read(kind, name, since);
         Map<String, Object> body = new LinkedHashMap<>();
@@ -362,60 +352,5 @@ public final class UiApi {
     /** JSON has no NaN: no data is null. */
     private static Double num(double v) {
         return Double.isNaN(v) || Double.isInfinite(v) ? null : v;
-    }
-
-    private static String first(Map<String, List<String>> params, String name) {
-        List<String> v = params.get(name);
-        return v == null || v.isEmpty() ? null : v.getFirst();
-    }
-
-    private static String text(Map<String, List<String>> params, String name) {
-        String v = first(params, name);
-        if (v == null) {
-            return "";
-        }
-        if (!FILTER.matcher(v).matches()) {
-            throw new BadRequest("invalid " + name + " '" + abbreviate(v) + "' (expected up to 100 letters, digits,"
-                    + " spaces and . _ : @ / [ ] -)");
-        }
-        return v.strip();
-    }
-
-    private static int limit(Map<String, List<String>> params, String name, int dflt, int max) {
-        String v = first(params, name);
-        if (v == null || v.isEmpty()) {
-            return dflt;
-        }
-        try {
-            int n = Integer.parseInt(v);
-            if (n >= 0 && n <= max) {
-                return n;
-            }
-        } catch (NumberFormatException e) {
-            // reported below
-        }
-        throw new BadRequest("invalid " + name + " '" + abbreviate(v) + "' (expected a whole number 0-" + max + ")");
-    }
-
-    private static String service(Map<String, List<String>> params, String name) {
-        String v = first(params, name);
-        if (v == null || !ServiceNames.isValid(v)) {
-            throw new BadRequest(v == null ? "missing parameter '" + name + "' (a service name)"
-                    : "invalid " + name + " '" + abbreviate(v) + "' (expected " + ServiceNames.RULE + ")");
-        }
-        return v;
-    }
-
-    private static String instance(Map<String, List<String>> params, String name) {
-        String v = first(params, name);
-        if (v == null || !INSTANCE.matcher(v).matches()) {
-            throw new BadRequest(v == null ? "missing parameter '" + name + "' (an instance id)"
-                    : "invalid " + name + " '" + abbreviate(v) + "' (expected letters, digits and . _ - : @ [ ])");
-        }
-        return v;
-    }
-
-    private static String abbreviate(String s) {
-        return s.length() <= 60 ? s : s.substring(0, 60) + "...";
     }
 }
