@@ -1,10 +1,12 @@
 // The service map: services as nodes, caller → callee edges coloured by health with rate, success rate and p99,
-// laid out in columns by call depth. The culprit from GET /v1/diagnose is marked when that route answers.
+// laid out in columns by call depth. The culprit from GET /v1/diagnose is marked when that route answers: asked every
+// 15 s, not at every refresh, because a diagnosis reads the whole span store (up to a second or more when it is full).
 import { getJson, el, svg, rate, pct, ms, health, COLORS, q } from './api.js';
 
 const NODE_W = 190, NODE_H = 58, COL_W = 420, ROW_H = 84, PAD = 30;
 /** A call depth with more services than this is drawn as several columns side by side, so the map stays wide, not tall. */
 const MAX_ROWS = 12;
+const DIAGNOSE_EVERY_MS = 15000;
 
 export function mountMap(root) {
   const filter = el('input', { type: 'search', placeholder: 'filter services', id: 'map-filter', size: 24 });
@@ -15,6 +17,8 @@ export function mountMap(root) {
   const canvas = el('div', { class: 'panel', id: 'map' });
   const notes = el('div', { class: 'note' });
   let state = null;
+  let diagnosis = null;
+  let diagnosedAt = 0;
   const redraw = () => { if (state) draw(canvas, state.map, state.diagnosis); };
   let typing = null;
   filter.addEventListener('input', () => { clearTimeout(typing); typing = setTimeout(() => page.refresh(), 300); });
@@ -23,10 +27,12 @@ export function mountMap(root) {
 
   const page = {
     async refresh() {
-      const [map, diagnosis] = await Promise.all([
+      const asked = Date.now() - diagnosedAt >= DIAGNOSE_EVERY_MS;
+      const [map, answer] = await Promise.all([
         getJson(`/v1/ui/map?filter=${q(filter.value.trim())}&limit=${limit.value}`),
-        diagnose(),
+        asked ? diagnose() : Promise.resolve(diagnosis),
       ]);
+      if (asked) { diagnosis = answer; diagnosedAt = Date.now(); }
       state = { map, diagnosis };
       info.textContent = `${map.services.length} of ${map.matchingServices} services shown` +
         (map.hiddenServices > 0 ? ` (${map.hiddenServices} quieter ones hidden: filter to find them)` : '') +
@@ -77,6 +83,11 @@ function draw(canvas, map, diagnosis) {
   }
   const culprits = new Set((diagnosis?.culprits || []).map(c => c.service));
   const backPressure = new Set((diagnosis?.backPressure || []).map(c => c.service));
+  const overloaded = new Map((diagnosis?.overloaded || []).map(o => [o.service, o.reason]));
+  const culpritEndpoints = new Map();
+  for (const c of diagnosis?.culprits || []) {
+    if (c.endpoint) culpritEndpoints.set(c.service, [...(culpritEndpoints.get(c.service) || []), c.endpointId || c.endpoint]);
+  }
   const depth = depths(names, map.edges);
   const byDepth = [];
   for (const s of map.services) {
@@ -129,7 +140,8 @@ function draw(canvas, map, diagnosis) {
   for (const s of map.services) {
     const p = pos.get(s.name);
     const h = health(s.success);
-    const cls = 'node' + (culprits.has(s.name) ? ' culprit' : backPressure.has(s.name) ? ' backpressure' : '');
+    const cls = 'node' + (culprits.has(s.name) ? ' culprit' : backPressure.has(s.name) ? ' backpressure'
+      : overloaded.has(s.name) ? ' overloaded' : '');
     const g = svg('g', { class: cls, transform: `translate(${p.x},${p.y})`, 'data-service': s.name,
       onclick: () => { location.hash = `#/service/${q(s.name)}`; } },
       svg('title', {}, `${s.name}: ${s.instances} instance(s)`),
@@ -137,8 +149,16 @@ function draw(canvas, map, diagnosis) {
       svg('text', { x: 10, y: 20, class: 'name' }, s.name.length > 24 ? s.name.slice(0, 23) + '…' : s.name),
       svg('text', { x: 10, y: 38 }, !s.rate ? 'no inbound traffic' : `${rate(s.rate)} · ${pct(s.success)}`),
       svg('text', { x: 10, y: 52 }, `p99 ${ms(s.p99)} · ${s.instances}×`));
-    if (culprits.has(s.name)) g.append(svg('text', { x: NODE_W - 8, y: 14, 'text-anchor': 'end', class: 'tag' }, 'CULPRIT'));
-    else if (backPressure.has(s.name)) g.append(svg('text', { x: NODE_W - 8, y: 14, 'text-anchor': 'end', class: 'tag bp' }, 'back-pressure'));
+    const tag = (text, cls, title) => g.append(svg('text', { x: NODE_W - 8, y: 14, 'text-anchor': 'end', class: cls },
+      svg('title', {}, title), text));
+    if (culprits.has(s.name)) {
+      const at = culpritEndpoints.get(s.name);
+      tag('CULPRIT', 'tag', at ? `the culprit: endpoint ${at.join(', ')}` : 'the culprit: the whole service');
+    } else if (backPressure.has(s.name)) {
+      tag('back-pressure', 'tag bp', 'waiting on a slower callee: not a cause');
+    } else if (overloaded.has(s.name)) {
+      tag('OVERLOADED', 'tag bp', overloaded.get(s.name));
+    }
     root.append(g);
   }
   canvas.replaceChildren(root);
