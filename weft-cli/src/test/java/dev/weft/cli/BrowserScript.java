@@ -19,8 +19,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 final class BrowserScript {
     private BrowserScript() {}
 
-    /** @return the script's output */
-    static String run(String script, String base) throws Exception {
+    /**
+     * @param more the script's arguments after the base URL, the output folder and Chromium's path (e.g. culprit.mjs's
+     *             expected culprit and back-pressure services)
+     * @return the script's output
+     */
+    static String run(String script, String base, String... more) throws Exception {
         Path js = Path.of("src/test/js").toAbsolutePath();
         Path chromium = Path.of(System.getenv().getOrDefault("WEFT_CHROMIUM", "/usr/bin/chromium"));
         Assumptions.assumeTrue(Files.isExecutable(chromium), "skipped: no Chromium at " + chromium
@@ -32,6 +36,7 @@ final class BrowserScript {
         Path log = shots.resolve(script.replace(".mjs", ".log"));
         List<String> command = new ArrayList<>(List.of("node", js.resolve(script).toString(), base, shots.toString(),
                 chromium.toString()));
+        command.addAll(List.of(more));
         Process node = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
         try {
             boolean finished = node.waitFor(150, TimeUnit.SECONDS);
