@@ -6,6 +6,7 @@ import dev.weft.dataplane.balancing.EndpointState;
 import dev.weft.dataplane.inbound.InboundServer;
 import dev.weft.dataplane.inbound.LocalApp;
 import dev.weft.dataplane.mesh.MeshPool;
+import dev.weft.dataplane.metrics.ProcessMetrics;
 import dev.weft.dataplane.metrics.PrometheusText;
 import dev.weft.dataplane.metrics.SidecarMetrics;
 import dev.weft.dataplane.metrics.TrafficMetrics;
@@ -191,6 +192,7 @@ public final class MetricsPage implements Supplier<Reply> {
         observability.render(p);
         p.gauge("weft_ready", "1 when the sidecar is ready.", ready.getAsBoolean() ? 1 : 0);
         p.gauge("weft_uptime_seconds", "Seconds since start.", TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - startedNanos));
+        ProcessMetrics.render(p);
         return p.toString();
     }
 
