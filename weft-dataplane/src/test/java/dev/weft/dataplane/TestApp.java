@@ -28,6 +28,8 @@ final class TestApp implements AutoCloseable {
     /** Of {@link #served}, the sidecar's own health checks (User-Agent weft-health-check). */
     final AtomicInteger healthChecks = new AtomicInteger();
     final Map<String, List<String>> lastHeaders = new ConcurrentHashMap<>();
+    /** Requests served by the x-weft-caller they came with ("-" for none): what reached the app, by caller. */
+    final Map<String, AtomicInteger> servedByCaller = new ConcurrentHashMap<>();
     /** When non-zero, every answer has this status (a failing instance, for resilience tests). */
     volatile int forcedStatus;
 
@@ -48,6 +50,8 @@ final class TestApp implements AutoCloseable {
         try {
             lastHeaders.clear();
             ex.getRequestHeaders().forEach((k, v) -> lastHeaders.put(k.toLowerCase(), v));
+            String caller = ex.getRequestHeaders().getFirst("x-weft-caller");
+            servedByCaller.computeIfAbsent(caller == null ? "-" : caller, c -> new AtomicInteger()).incrementAndGet();
             String path = ex.getRequestURI().getPath();
             String q = ex.getRequestURI().getQuery();
             long count = 0;
