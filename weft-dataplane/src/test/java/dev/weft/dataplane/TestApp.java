@@ -32,6 +32,8 @@ final class TestApp implements AutoCloseable {
     final Map<String, AtomicInteger> servedByCaller = new ConcurrentHashMap<>();
     /** When non-zero, every answer has this status (a failing instance, for resilience tests). */
     volatile int forcedStatus;
+    /** Header fields sent with every {@link #forcedStatus} answer (what an app may claim, for trust tests). */
+    final Map<String, String> forcedHeaders = new ConcurrentHashMap<>();
 
     TestApp() throws IOException {
         server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 1024);
@@ -66,6 +68,7 @@ final class TestApp implements AutoCloseable {
             }
             if (forcedStatus != 0) {
                 byte[] err = ("forced " + forcedStatus).getBytes(StandardCharsets.UTF_8);
+                forcedHeaders.forEach((k, v) -> ex.getResponseHeaders().set(k, v));
                 ex.sendResponseHeaders(forcedStatus, err.length);
                 try (OutputStream out = ex.getResponseBody()) {
                     out.write(err);
