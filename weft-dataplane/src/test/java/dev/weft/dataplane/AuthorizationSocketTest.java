@@ -1,5 +1,7 @@
 package dev.weft.dataplane;
 
+import dev.weft.dataplane.observe.ExchangeObserver;
+import dev.weft.dataplane.observe.ObservabilityConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
@@ -170,7 +172,11 @@ class AuthorizationSocketTest {
     void theAdminPortsProbesAreNeverSubjectToAuthorization(@TempDir Path dir) throws Exception {
         try (MeshFixture mesh = new MeshFixture("event-loop"); TestApp app = new TestApp();
              TestApp webApp = new TestApp()) {
+            Path accessLog = dir.resolve("inbound.jsonl");
+            mesh.observability = ObservabilityConfig.defaults().withAccessLog(ExchangeObserver.Direction.INBOUND,
+                    accessLog.toString());
             Sidecar provider = mesh.provider("provider", "p1", app.address(), 1, 0);
+            mesh.observability = ObservabilityConfig.defaults();
             int webPort = MeshFixture.port(caller(mesh, "web", webApp), "upstream provider");
             ByteArrayOutputStream err = new ByteArrayOutputStream();
             assertThat(apply(dir, mesh, "deny-all", """
@@ -190,6 +196,9 @@ class AuthorizationSocketTest {
             assertThat(admin(provider, "/metrics")).startsWith("200").contains("weft_authz_denied_total{rule=\"default\"}");
             assertThat(provider.isReady()).isTrue();
             assertThat(app.servedByCaller.get("web")).isNull();
+            // The provider's access log has the denial, as every refusal of the mesh: its status and error kind.
+            await().atMost(Duration.ofSeconds(5)).until(() -> Files.exists(accessLog)
+                    && Files.readString(accessLog).contains("\"status\":403,\"error\":\"forbidden\""));
         }
     }
 }
