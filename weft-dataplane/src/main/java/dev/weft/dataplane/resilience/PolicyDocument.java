@@ -5,6 +5,10 @@ import dev.weft.registry.ServiceNames;
 import dev.weft.registry.support.Durations;
 import org.snakeyaml.engine.v2.api.LoadSettings;
 import org.snakeyaml.engine.v2.api.lowlevel.Compose;
+import org.snakeyaml.engine.v2.api.lowlevel.Parse;
+import org.snakeyaml.engine.v2.events.CollectionEndEvent;
+import org.snakeyaml.engine.v2.events.CollectionStartEvent;
+import org.snakeyaml.engine.v2.events.Event;
 import org.snakeyaml.engine.v2.exceptions.Mark;
 import org.snakeyaml.engine.v2.exceptions.YamlEngineException;
 import org.snakeyaml.engine.v2.nodes.MappingNode;
@@ -73,7 +77,9 @@ public final class PolicyDocument {
     private Map<String, ServicePolicy> parse(String yaml) throws PolicyException {
         Node root;
         try {
-            root = new Compose(LoadSettings.builder().setLabel(file).build()).composeString(yaml).orElse(null);
+            LoadSettings settings = LoadSettings.builder().setLabel(file).build();
+            checkDepth(settings, yaml);
+            root = new Compose(settings).composeString(yaml).orElse(null);
         } catch (YamlEngineException e) {
             throw new PolicyException(file + ": not valid YAML: " + e.getMessage().replace('\n', ' '));
         }
@@ -95,6 +101,30 @@ public final class PolicyDocument {
             out.put(name, service("services." + name, t.getValueNode()));
         }
         return out;
+    }
+
+    /** Deeper than any policy document needs (services, a service, authorization, rules, a rule, from: 6). */
+    static final int MAX_DEPTH = 16;
+
+    /**
+     * Refuses collections nested deeper than {@link #MAX_DEPTH} before the document is composed: snakeyaml's composer
+     * recurses once per level, so a few thousand {@code [} overflow the stack, and a StackOverflowError would end
+     * the sidecar's policy watch rather than refuse one document (found while writing PolicyDocumentFuzzTest). The parser's
+     * events come from a state machine, not recursion, so counting them is safe at any depth.
+     */
+    private void checkDepth(LoadSettings settings, String yaml) throws PolicyException {
+        int depth = 0;
+        for (Event e : new Parse(settings).parseString(yaml)) {
+            if (e instanceof CollectionStartEvent) {
+                if (++depth > MAX_DEPTH) {
+                    int line = e.getStartMark().map(Mark::getLine).orElse(-1) + 1;
+                    throw new PolicyException(file + ":" + line + ": expected at most " + MAX_DEPTH
+                            + " levels of nested mappings and lists");
+                }
+            } else if (e instanceof CollectionEndEvent) {
+                depth--;
+            }
+        }
     }
 
     private ServicePolicy service(String path, Node node) throws PolicyException {
