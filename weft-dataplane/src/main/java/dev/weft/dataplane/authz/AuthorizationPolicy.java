@@ -98,9 +98,11 @@ public final class AuthorizationPolicy {
 
     /**
      * A path that the app may read as another than the one compared here: a percent-escape, a doubled slash, a dot
-     * segment or a backslash before the query. Deny rules must not be dodged by spelling {@code /admin} as
-     * {@code /%61dmin} or {@code //admin}, and nothing here decodes (that would allocate, and guess at what the app
-     * decodes), so such a path matches every path-scoped deny rule and no path-scoped allow rule: it fails closed.
+     * segment, a backslash or a ';' (a path parameter, which servlet containers drop: {@code /admin;x} is
+     * {@code /admin} to them) before the query. Deny rules must not be dodged by spelling {@code /admin} as
+     * {@code /%61dmin}, {@code //admin} or {@code /admin;x}, and nothing here decodes (that would allocate, and guess
+     * at what the app decodes), so such a path matches every path-scoped deny rule and no path-scoped allow rule: it
+     * fails closed.
      */
     public static boolean ambiguous(String path) {
         int n = path.length();
@@ -109,7 +111,7 @@ public final class AuthorizationPolicy {
             if (c == '?') {
                 return false;
             }
-            if (c == '%' || c == '\\') {
+            if (c == '%' || c == '\\' || c == ';') {
                 return true;
             }
             if (c == '/' && i + 1 < n) {
@@ -220,9 +222,10 @@ public final class AuthorizationPolicy {
         }
 
         /**
-         * A service name matches a caller known by that name, or by a SPIFFE ID whose path is /service/NAME: the
-         * trust domain was checked when the caller's certificate was. A SPIFFE ID matches that ID, or a caller known
-         * by its service name alone (the receiving sidecar names callers of its own trust domain so).
+         * A service name matches a caller known by that name, or by a SPIFFE ID whose path is /service/NAME in any
+         * trust domain: which trust domains a sidecar accepts is its certificate check's decision, not a rule's. A
+         * SPIFFE ID matches that ID, or a caller known by its service name alone (as the receiving sidecar names
+         * callers today).
          */
         private boolean callerMatches(String caller) {
             if (anyCaller) {

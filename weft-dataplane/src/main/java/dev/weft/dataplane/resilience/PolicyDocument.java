@@ -80,8 +80,10 @@ public final class PolicyDocument {
             LoadSettings settings = LoadSettings.builder().setLabel(file).build();
             checkDepth(settings, yaml);
             root = new Compose(settings).composeString(yaml).orElse(null);
-        } catch (YamlEngineException e) {
-            throw new PolicyException(file + ": not valid YAML: " + e.getMessage().replace('\n', ' '));
+        } catch (YamlEngineException | IllegalArgumentException e) {
+            // snakeyaml-engine refuses some malformed input outside its own exception type: a tag such as "!%0"
+            // decodes to one it will not build a Tag from (IllegalArgumentException; found by PolicyDocumentFuzzTest).
+            throw new PolicyException(file + ": not valid YAML: " + String.valueOf(e.getMessage()).replace('\n', ' '));
         }
         if (root == null) {
             throw new PolicyException(file + ": empty policy document (expected a 'services:' mapping)");
@@ -216,7 +218,7 @@ public final class PolicyDocument {
         List<String> from = k.containsKey("from") ? list(k.get("from"), path + ".from",
                 "\"*\", a service name or spiffe://TRUST-DOMAIN/service/NAME", PolicyDocument::caller) : null;
         List<String> paths = k.containsKey("paths") ? list(k.get("paths"), path + ".paths",
-                "a path prefix starting with / (no query, no '%', '//', '.' or '..' segment)",
+                "a path prefix starting with / (no query, '%', ';', '\\', '//', '.' or '..' segment)",
                 v -> PATH_PREFIX.matcher(v).matches() && !AuthorizationPolicy.ambiguous(v) ? v : null) : null;
         List<String> methods = k.containsKey("methods") ? list(k.get("methods"), path + ".methods",
                 "an HTTP method such as GET", v -> METHOD.matcher(v).matches() ? v.toUpperCase(Locale.ROOT) : null) : null;

@@ -55,6 +55,8 @@ class AuthorizationPolicyTest {
             "web, POST, /%61dmin, no-admin-from-web",
             "web, POST, /x/../admin, no-admin-from-web",
             "web, POST, /./admin, no-admin-from-web",
+            "web, POST, /admin;jsessionid=1, no-admin-from-web",
+            "web, POST, /Admin, allowed",
             "web, GET, /x/../admin, allowed",
             "-, GET, /healthz/./, default",
             "-, GET, /%68ealthz, default",

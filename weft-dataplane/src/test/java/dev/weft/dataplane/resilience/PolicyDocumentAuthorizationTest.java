@@ -134,8 +134,10 @@ class PolicyDocumentAuthorizationTest {
         refused("authorization: {rules: [{name: r, action: deny, methods: [\"GET /\"]}]}\n",
                 "p.yaml:3: key 'services.provider.authorization.rules[0].methods[0]': expected an HTTP method such "
                         + "as GET (got 'GET /')");
-        String pathExpected = "expected a path prefix starting with / (no query, no '%', '//', '.' or '..' segment)";
-        for (String bad : new String[] {"admin", "/admin?x=1", "/a%64min", "//admin", "/a/../admin", "/a b"}) {
+        String pathExpected = "expected a path prefix starting with / (no query, '%', ';', '\\', '//', '.' or '..' "
+                + "segment)";
+        for (String bad : new String[] {"admin", "/admin?x=1", "/a%64min", "//admin", "/a/../admin", "/a b",
+                "/admin;x"}) {
             refused("authorization: {rules: [{name: r, action: deny, paths: [\"" + bad + "\"]}]}\n",
                     "p.yaml:3: key 'services.provider.authorization.rules[0].paths[0]': " + pathExpected
                             + " (got '" + bad + "')");

@@ -56,6 +56,14 @@ class PolicyDocumentFuzzTest {
     }
 
     @Test
+    void aTagSnakeyamlWillNotBuildIsRefusedAsInvalidYaml() {
+        // Found by the first fuzzing run (the crash- file in the corpus): IllegalArgumentException from snakeyaml.
+        assertThatThrownBy(() -> PolicyDocument.parse("p.yaml", "!%0"))
+                .isInstanceOf(PolicyDocument.PolicyException.class)
+                .hasMessageStartingWith("p.yaml: not valid YAML: ");
+    }
+
+    @Test
     void collectionsNestedThousandsDeepAreRefusedNotAStackOverflow() {
         // Found while writing this target, by hand: snakeyaml's composer recurses once per level.
         assertThatThrownBy(() -> PolicyDocument.parse("p.yaml", "services: " + "[".repeat(20_000) + "]".repeat(20_000)))
