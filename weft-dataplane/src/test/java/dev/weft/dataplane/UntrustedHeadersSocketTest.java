@@ -43,6 +43,11 @@ class UntrustedHeadersSocketTest {
         return n == null ? 0 : n.get();
     }
 
+    /** The port of a consumer sidecar's listener for provider. */
+    private static int consumerPort(MeshFixture mesh, TestApp consumerApp) throws Exception {
+        return MeshFixture.port(mesh.consumer(consumerApp.address(), List.of("provider"), false), "upstream provider");
+    }
+
     private static void policy(MeshFixture mesh, Sidecar provider, String yaml) throws Exception {
         try (Registry registry = Registries.open(mesh.registryUrl())) {
             registry.putPolicy("trust", yaml);
@@ -86,8 +91,7 @@ class UntrustedHeadersSocketTest {
         try (MeshFixture mesh = new MeshFixture("event-loop"); TestApp app = new TestApp();
              TestApp consumerApp = new TestApp()) {
             Sidecar provider = mesh.provider("provider", "p1", app.address(), 1, 0);
-            int port = MeshFixture.port(mesh.consumer(consumerApp.address(), List.of("provider"), false),
-                    "upstream provider");
+            int port = consumerPort(mesh, consumerApp);
 
             assertThat(post(port, "/orders", "x-weft-caller", "web").statusCode()).isEqualTo(200);
             assertThat(app.lastHeaders.get("x-weft-caller")).as("the sidecar names its own service").containsExactly("consumer");
@@ -113,8 +117,7 @@ class UntrustedHeadersSocketTest {
         try (MeshFixture mesh = new MeshFixture("event-loop"); TestApp app = new TestApp();
              TestApp consumerApp = new TestApp()) {
             Sidecar provider = mesh.provider("provider", "p1", app.address(), 1, 0);
-            int port = MeshFixture.port(mesh.consumer(consumerApp.address(), List.of("provider"), false),
-                    "upstream provider");
+            int port = consumerPort(mesh, consumerApp);
             policy(mesh, provider, """
                     services:
                       provider:
