@@ -117,6 +117,10 @@ public final class MetricsPage implements Supplier<Reply> {
         }
         p.counter("weft_http_rejected_total", "", metrics.unknownService.sum(), "reason", "unknown_service");
         metrics.rejected.render(p);
+        p.header("weft_authz_denied_total", "counter",
+                "Inbound requests denied (403 forbidden) by an authorization rule, or by the default.");
+        new java.util.TreeMap<>(metrics.authzDenied).forEach((rule, n) ->
+                p.sample("weft_authz_denied_total", n.sum(), "rule", rule));
         for (int i = 0; i < reasons.length; i++) {
             p.counter("weft_rejected_total", "", refused[i], "boundary", "http1_listener", "reason", reasons[i]);
         }
