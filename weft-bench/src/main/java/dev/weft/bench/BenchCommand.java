@@ -17,7 +17,7 @@ import java.util.concurrent.Callable;
 
 /** {@code weft bench}: every data plane side by side on the paper's experiment, per hop, and JMH. See docs/benchmarks.md. */
 @Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
-        subcommands = {ResilienceCommand.class, FootprintCommand.class},
+        subcommands = {ResilienceCommand.class, FootprintCommand.class, SoakCommand.class},
         description = {"Benchmark Weft against nginx, HAProxy and Caddy on the paper's experiment, side by side.",
                 "Runs the paper's mesh experiment with Weft, nginx, HAProxy, Caddy (as both sidecars) and direct side by "
                 + "side, the per-hop cost of each proxy, and the JMH microbenchmarks. Writes summary.md, CSV files and "
@@ -201,5 +201,15 @@ public final class BenchCommand implements Callable<Integer> {
     /** The option as given, else the profile's, else the default. */
     private static <T> T pick(T given, T fromProfile, T otherwise) {
         return given != null ? given : fromProfile != null ? fromProfile : otherwise;
+    }
+
+    /**
+     * Where a bench command writes its results: {@code given}, else {@code weft-bench/results/NAME} when run from the
+     * project (so results sit beside the earlier ones in git), else {@code bench-results/NAME}.
+     */
+    static Path resultsFolder(Path given, String name) {
+        return given != null ? given
+                : Files.isDirectory(Path.of("weft-bench")) ? Path.of("weft-bench", "results", name)
+                : Path.of("bench-results", name);
     }
 }

@@ -91,8 +91,9 @@ public interface DataPlane {
      * @param port  where it accepts the traffic of its role
      * @param ready from starting the process to the first moment it was ready (accepted a connection, or its
      *              readiness endpoint answered 200)
+     * @param admin its admin port on loopback ({@code /metrics}), 0 for a proxy without one (the peers)
      */
-    record Proxy(String name, long pid, int port, Duration ready) {}
+    record Proxy(String name, long pid, int port, Duration ready, int admin) {}
 
     /** What {@link Experiment} lends a data plane to start its processes. */
     interface Context {

@@ -15,9 +15,6 @@ import java.util.concurrent.Callable;
                 + "consumer and its sidecar), loads the consumer, prints the results and stops everything.",
                 "Progress goes to stderr, the results block to stdout."})
 public final class DemoCommand implements Callable<Integer> {
-    /** Before the measured run, after the warm-up steps: long enough to open every connection again. */
-    static final Duration RECONNECT = Duration.ofSeconds(2);
-
     @Option(names = "--connections", defaultValue = "512", paramLabel = "N",
             description = "Load generator connections (default: ${DEFAULT-VALUE}; the paper used 128, 256 and 512).")
     int connections;
@@ -29,7 +26,7 @@ public final class DemoCommand implements Callable<Integer> {
     // Until stable rather than a fixed time: fresh JVMs compile under the full load for 20 s to a minute on two
     // cores, and a fixed 20 s left the measured rate still climbing on a fresh machine (issue 15). 60 s caps it.
     @Option(names = "--warmup", defaultValue = "60s", converter = DurationConverter.class, paramLabel = "TIME",
-            description = "Unrecorded load before the measurement, in 5 s steps until two in a row are within 5%, at most this long (default: ${DEFAULT-VALUE}; 0s for none).")
+            description = "Unrecorded load before the measurement, on the same connections, until two 5 s windows in a row are within 5%, at most this long (default: ${DEFAULT-VALUE}; 0s for none).")
     Duration warmup;
 
     @Option(names = "--registry", paramLabel = "URL",
@@ -83,9 +80,9 @@ public final class DemoCommand implements Callable<Integer> {
         ExperimentResult result;
         RateSettle.Outcome warm;
         try (Experiment experiment = Experiment.start(settings)) {
-            warm = experiment.settleRate(connections, warmup);
-            // The steps' connections closed with them: a short warm-up opens the measured run's again.
-            result = experiment.measure(connections, warmup.isZero() ? Duration.ZERO : RECONNECT, duration);
+            Experiment.Settled settled = experiment.measureAfterWarmUp(connections, warmup, duration);
+            result = settled.result();
+            warm = settled.warmUp();
         } catch (ExperimentException e) {
             System.err.println("demo: failed: " + e.getMessage());
             return 1;

@@ -33,7 +33,7 @@ public record DirectDataPlane() implements DataPlane {
 
     @Override
     public Proxy startProviderSide(Context ctx, Upstream provider) {
-        return new Proxy("none", -1, provider.port(), Duration.ZERO);
+        return new Proxy("none", -1, provider.port(), Duration.ZERO, 0);
     }
 
     @Override

@@ -381,15 +381,21 @@ public final class Experiment implements AutoCloseable {
      * providers' counters, the proxies' CPU time, the machine's CPU time and the bytes on the proxies' link.
      */
     public ExperimentResult measure(int connections, Duration warmup, Duration duration) throws InterruptedException {
+        return measure(connections, warmup, duration, null);
+    }
+
+    private ExperimentResult measure(int connections, Duration warmup, Duration duration, RateSettle settle)
+            throws InterruptedException {
         URI target = target();
         say("load: " + connections + " connections to " + target + " for " + Durations.format(duration)
-                + " after " + Durations.format(warmup) + " warm-up");
+                + " after " + (settle == null ? "" : "at most ") + Durations.format(warmup) + " warm-up");
         LoadGenerator.Settings load = new LoadGenerator.Settings(target, connections, duration, warmup,
                 settings.loadTimeout(), settings.loadThreads(),
                 settings.shape() == Shape.HOP ? Duration.ZERO : settings.providerDelay(), settings.out());
         WindowSampler sampler = new WindowSampler(topology, controlPid, http, this::say);
         try {
-            LoadResult result = settings.generator().run(load, sampler, runDir);
+            LoadResult result = settings.generator().run(load, settle == null ? sampler : settling(sampler, settle),
+                    runDir);
             return new ExperimentResult(result, sampler.shares(), runDir, settings.keepLogs(), sampler.figures());
         } catch (InterruptedException | RuntimeException e) {
             failed = true;
@@ -410,22 +416,54 @@ public final class Experiment implements AutoCloseable {
     }
 
     /**
-     * Loads the running topology in {@link RateSettle#STEP}s, unrecorded, until two steps in a row give the same
-     * rate within 5 % or {@code cap} is spent (see {@link RateSettle}).
+     * One continuous load: a warm-up of at most {@code cap}, ended as soon as {@link RateSettle} finds two 5 s windows
+     * in a row within 5 % of each other, then {@code duration} measured on the same connections. With the built-in
+     * generator only: wrk reports no seconds, so its warm-up would run to the cap.
      */
-    public RateSettle.Outcome settleRate(int connections, Duration cap) throws InterruptedException {
-        say("warm-up: at most " + Durations.format(cap) + ", in " + RateSettle.STEP.toSeconds()
-                + " s steps until two in a row are within " + Math.round(RateSettle.WITHIN * 100) + "%");
-        return RateSettle.run(cap, length -> {
-            LoadResult step = settings.generator().run(new LoadGenerator.Settings(target(), connections, length,
-                    Duration.ZERO, settings.loadTimeout(), settings.loadThreads(),
-                    settings.shape() == Shape.HOP ? Duration.ZERO : settings.providerDelay(), null),
-                    new LoadGenerator.PhaseListener() {}, runDir);
-            say(String.format(Locale.ROOT, "warm-up step: %.0f QPS, %d errors%s", step.qps(),
-                    step.errors().total(), step.errors().total() == 0 ? "" : " (" + step.errors().describe() + ")"));
-            return step.qps();
-        });
+    public Settled measureAfterWarmUp(int connections, Duration cap, Duration duration) throws InterruptedException {
+        if (!cap.isZero()) {
+            say("warm-up: at most " + Durations.format(cap) + ", until two " + RateSettle.WINDOW.toSeconds()
+                    + " s windows in a row are within " + Math.round(RateSettle.WITHIN * 100) + "%");
+        }
+        RateSettle settle = new RateSettle();
+        ExperimentResult result = measure(connections, cap, duration, settle);
+        return new Settled(result, cap.isZero() ? RateSettle.Outcome.NONE : settle.outcome());
     }
+
+    /** The sampler, with the warm-up's seconds also fed to {@code settle}, which may end the warm-up early. */
+    private static LoadGenerator.PhaseListener settling(WindowSampler sampler, RateSettle settle) {
+        return new LoadGenerator.PhaseListener() {
+            private boolean warming = true;
+            private boolean stable;
+
+            @Override
+            public void measurementStarting() {
+                warming = false;
+                sampler.measurementStarting();
+            }
+
+            @Override
+            public void measurementEnded() {
+                sampler.measurementEnded();
+            }
+
+            @Override
+            public void second(LoadGenerator.Tick tick) {
+                sampler.second(tick);
+                if (warming) {
+                    stable = settle.second(tick.seconds(), tick.ok());
+                }
+            }
+
+            @Override
+            public boolean warmedUp() {
+                return stable;
+            }
+        };
+    }
+
+    /** A measurement and how its warm-up ended. */
+    public record Settled(ExperimentResult result, RateSettle.Outcome warmUp) {}
 
     private Path createRunDir() throws ExperimentException {
         try {

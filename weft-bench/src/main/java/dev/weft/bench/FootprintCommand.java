@@ -44,10 +44,7 @@ public final class FootprintCommand implements Callable<Integer> {
                     + FootprintBench.CALLED);
             return 2;
         }
-        String date = LocalDate.now(ZoneOffset.UTC) + "-footprint";
-        Path dir = results != null ? results
-                : Files.isDirectory(Path.of("weft-bench")) ? Path.of("weft-bench", "results", date)
-                : Path.of("bench-results", date);
+        Path dir = BenchCommand.resultsFolder(results, LocalDate.now(ZoneOffset.UTC) + "-footprint");
         Path runDir = Files.createTempDirectory("weft-footprint-");
         String when = Instant.now().truncatedTo(ChronoUnit.SECONDS).toString();
         FootprintBench.Settings settings = new FootprintBench.Settings(starts, services, startTimeout, runDir,

@@ -123,6 +123,14 @@ public final class LoadGenerator {
 
         /** Once a second (warm-up included), what the second before it saw: a time line for fault scenarios. */
         default void second(Tick tick) {}
+
+        /**
+         * Asked after each second of the warm-up: true ends the warm-up there, and the measurement starts on the same
+         * connections (the demo's "until stable"). The warm-up's length is then a cap.
+         */
+        default boolean warmedUp() {
+            return false;
+        }
     }
 
     /**
@@ -252,6 +260,7 @@ public final class LoadGenerator {
             if (!settings.warmup().isZero()) {
                 waitShowingProgress("warm-up", start, start + settings.warmup().toNanos(), listener);
             }
+            long warmedUp = System.nanoTime() - start;
 
             listener.measurementStarting();
             long cpuBefore = processCpuNanos();
@@ -272,7 +281,8 @@ public final class LoadGenerator {
             double seconds = measured.toNanos() / 1e9;
             Duration delay = settings.serviceDelay();
             double ceiling = delay.isZero() ? Double.NaN : settings.connections() / (delay.toNanos() / 1e9);
-            return new LoadResult(settings.url(), settings.connections(), settings.threads(), settings.warmup(),
+            return new LoadResult(settings.url(), settings.connections(), settings.threads(),
+                    settings.warmup().isZero() ? Duration.ZERO : Duration.ofMillis(Math.round(warmedUp / 1e6)),
                     measured, successes + errors.total(), successes, errors, successes / seconds,
                     latencyOf(histogram), ceiling, delay, Duration.ofNanos(Math.max(0, cpuAfter - cpuBefore)));
         }
@@ -322,6 +332,9 @@ public final class LoadGenerator {
                     lastOk = ok;
                     lastErrors = errs;
                     lastTick = tick;
+                    if (!stats.measuring && listener.warmedUp()) {
+                        return;
+                    }
                 }
             }
         }

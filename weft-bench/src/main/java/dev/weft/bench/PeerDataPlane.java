@@ -123,7 +123,7 @@ public record PeerDataPlane(Peer peer, int threads) implements DataPlane {
         Duration ready = process.awaitListening(listenPort, ctx.startTimeout());
         ctx.say(name + " ready in " + ready.toMillis() + " ms on " + Experiment.LOOPBACK + ":" + listenPort
                 + " (pid " + process.pid() + ", config " + config + ")");
-        return new Proxy(name, process.pid(), listenPort, ready);
+        return new Proxy(name, process.pid(), listenPort, ready, 0);
     }
 
     /** The foreground command line: the proxy stays our child, and SIGTERM stops it. */

@@ -5,7 +5,6 @@ import dev.weft.control.cli.DurationConverter;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.LocalDate;
@@ -89,10 +88,7 @@ public final class ResilienceCommand implements Callable<Integer> {
             System.err.println("bench resilience: --outbound-limit must be on or off (got '" + outboundLimit + "')");
             return 2;
         }
-        String date = LocalDate.now(ZoneOffset.UTC).toString();
-        Path dir = results != null ? results
-                : Files.isDirectory(Path.of("weft-bench")) ? Path.of("weft-bench", "results", date)
-                : Path.of("bench-results", date);
+        Path dir = BenchCommand.resultsFolder(results, LocalDate.now(ZoneOffset.UTC).toString());
         int cpus = Runtime.getRuntime().availableProcessors();
         ExperimentSettings experiment = ExperimentSettings.defaults().withKeepLogs(keepLogs)
                 .withLoadThreads(threads != null ? threads : cpus).withOut(System.err);

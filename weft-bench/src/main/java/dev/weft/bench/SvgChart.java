@@ -165,7 +165,7 @@ final class SvgChart {
         return COLORS.getOrDefault(plane, "#000");
     }
 
-    private static String escape(String s) {
+    static String escape(String s) {
         return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;");
     }
 }

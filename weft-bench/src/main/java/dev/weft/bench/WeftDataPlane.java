@@ -123,7 +123,7 @@ public record WeftDataPlane(String name, String collaborator, String meshProtoco
             args.addAll(List.of("--balancer", balancer));
         }
         Proxy sidecar = startSidecar(ctx, "sidecar-consumer", args, List.of(listenPort));
-        return new Proxy(sidecar.name(), sidecar.pid(), listenPort, sidecar.ready());
+        return new Proxy(sidecar.name(), sidecar.pid(), listenPort, sidecar.ready(), sidecar.admin());
     }
 
     /** Starts a sidecar on fresh inbound and admin ports and waits for its {@code /ready}. */
@@ -159,6 +159,6 @@ public record WeftDataPlane(String name, String collaborator, String meshProtoco
                 URI.create("http://" + Experiment.LOOPBACK + ":" + admin + "/ready"), ctx.startTimeout());
         ctx.say(name + " ready in " + ready.toMillis() + " ms: inbound " + Experiment.LOOPBACK + ":" + inbound
                 + ", admin " + Experiment.LOOPBACK + ":" + admin + " (pid " + sidecar.pid() + ")");
-        return new Proxy(name, sidecar.pid(), inbound, ready);
+        return new Proxy(name, sidecar.pid(), inbound, ready, admin);
     }
 }

@@ -3,62 +3,82 @@ package dev.weft.bench;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The demo's warm-up ends at the first two steps in a row within 5 % of each other, or at its cap. */
+/**
+ * The demo's warm-up ends at the first two 5 s windows in a row within 5 % of each other, cut from one load's seconds;
+ * otherwise its cap ends it, and the outcome says so. No load here: the rule is under test.
+ */
 class RateSettleTest {
-    /** Steps that report the given rates in turn (no load: the rule, not the load, is under test here). */
-    private static final class Rates implements RateSettle.Step {
-        private final double[] rates;
-        final List<Duration> lengths = new ArrayList<>();
-
-        Rates(double... rates) {
-            this.rates = rates;
+    /** Feeds 5 one-second ticks per rate; returns the window after which the rule first said stable, or -1. */
+    private static int feed(RateSettle settle, double... windowRates) {
+        for (int w = 0; w < windowRates.length; w++) {
+            boolean stable = false;
+            for (int s = 0; s < 5; s++) {
+                stable = settle.second(1.0, Math.round(windowRates[w]));
+            }
+            if (stable) {
+                return w;
+            }
         }
-
-        @Override
-        public double run(Duration length) {
-            lengths.add(length);
-            return rates[Math.min(lengths.size() - 1, rates.length - 1)];
-        }
+        return -1;
     }
 
     @Test
-    void aClimbingRateKeepsWarmingUpUntilTwoStepsAgree() throws Exception {
-        Rates r = new Rates(900, 2_100, 3_300, 4_800, 4_950, 9_999);
-        RateSettle.Outcome o = RateSettle.run(Duration.ofSeconds(60), r);
-        assertThat(r.lengths).hasSize(5).allMatch(RateSettle.STEP::equals);
+    void aClimbingRateKeepsWarmingUpUntilTwoWindowsAgree() {
+        RateSettle settle = new RateSettle();
+        assertThat(feed(settle, 900, 2_100, 3_300, 4_800, 4_950, 9_999)).isEqualTo(4);
+        RateSettle.Outcome o = settle.outcome();
         assertThat(o.capped()).isFalse();
+        assertThat(o.took()).isEqualTo(Duration.ofSeconds(25));
         assertThat(o.previous()).isEqualTo(4_800);
         assertThat(o.last()).isEqualTo(4_950);
-        assertThat(o.describe()).contains("until stable").contains("4800 then 4950 QPS");
+        assertThat(o.describe()).isEqualTo("25 s, until stable (4800 then 4950 QPS in the last two 5 s windows)");
     }
 
     @Test
-    void theCapEndsAWarmUpThatNeverSettlesAndSaysSo() throws Exception {
-        Rates r = new Rates(1_000, 2_000, 3_000, 4_000, 5_000, 6_000, 7_000);
-        RateSettle.Outcome o = RateSettle.run(Duration.ofSeconds(15), r);
-        assertThat(r.lengths).as("three 5 s steps fit in 15 s").hasSize(3);
-        assertThat(o.capped()).isTrue();
-        assertThat(o.describe()).contains("the cap, not yet stable");
+    void stableIsNotSaidBeforeAWindowEnds() {
+        RateSettle settle = new RateSettle();
+        feed(settle, 5_000);
+        for (int s = 0; s < 4; s++) {
+            assertThat(settle.second(1.0, 5_000)).as("second %d of the second window", s + 1).isFalse();
+        }
+        assertThat(settle.second(1.0, 5_000)).isTrue();
     }
 
     @Test
-    void aCapShorterThanAStepIsOneStepOfThatLengthAndZeroIsNone() throws Exception {
-        Rates r = new Rates(500);
-        RateSettle.Outcome o = RateSettle.run(Duration.ofSeconds(2), r);
-        assertThat(r.lengths).containsExactly(Duration.ofSeconds(2));
-        assertThat(o.capped()).isTrue();
-        assertThat(RateSettle.run(Duration.ZERO, new Rates(1))).isSameAs(RateSettle.Outcome.NONE);
+    void aRateThatNeverSettlesEndsAtTheCapAndSaysSo() {
+        RateSettle settle = new RateSettle();
+        assertThat(feed(settle, 1_000, 2_000, 3_000)).isEqualTo(-1);
+        assertThat(settle.outcome().capped()).isTrue();
+        assertThat(settle.outcome().describe())
+                .isEqualTo("15 s, the cap, not yet stable (2000 then 3000 QPS in the last two 5 s windows)");
+    }
+
+    @Test
+    void aWindowsRateIsOverTheTimeItCovered() {
+        RateSettle settle = new RateSettle();
+        // Seconds that ran long (a busy machine): 4 ticks of 1.25 s make one window of 5 s.
+        for (int s = 0; s < 4; s++) {
+            settle.second(1.25, 5_000);
+        }
+        assertThat(settle.outcome().last()).isEqualTo(4_000);
+    }
+
+    @Test
+    void aCapShorterThanAWindowAndNoWarmUpAreSaidPlainly() {
+        RateSettle settle = new RateSettle();
+        settle.second(1.0, 500);
+        settle.second(1.0, 500);
+        assertThat(settle.outcome().capped()).isTrue();
+        assertThat(settle.outcome().describe()).isEqualTo("2 s, the cap, not yet stable (no whole window)");
+        assertThat(new RateSettle().outcome()).isSameAs(RateSettle.Outcome.NONE);
         assertThat(RateSettle.Outcome.NONE.describe()).isEqualTo("none");
     }
 
     @Test
-    void noSuccessesIsNeverStable() throws Exception {
-        Rates r = new Rates(0, 0, 0);
-        assertThat(RateSettle.run(Duration.ofSeconds(15), r).capped()).isTrue();
+    void noSuccessesIsNeverStable() {
+        assertThat(feed(new RateSettle(), 0, 0, 0)).isEqualTo(-1);
     }
 }

@@ -28,8 +28,12 @@ final class TestApp implements AutoCloseable {
     /** Of {@link #served}, the sidecar's own health checks (User-Agent weft-health-check). */
     final AtomicInteger healthChecks = new AtomicInteger();
     final Map<String, List<String>> lastHeaders = new ConcurrentHashMap<>();
+    /** Requests served by the x-weft-caller they came with ("-" for none): what reached the app, by caller. */
+    final Map<String, AtomicInteger> servedByCaller = new ConcurrentHashMap<>();
     /** When non-zero, every answer has this status (a failing instance, for resilience tests). */
     volatile int forcedStatus;
+    /** Header fields sent with every {@link #forcedStatus} answer (what an app may claim, for trust tests). */
+    final Map<String, String> forcedHeaders = new ConcurrentHashMap<>();
 
     TestApp() throws IOException {
         server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 1024);
@@ -48,6 +52,8 @@ final class TestApp implements AutoCloseable {
         try {
             lastHeaders.clear();
             ex.getRequestHeaders().forEach((k, v) -> lastHeaders.put(k.toLowerCase(), v));
+            String caller = ex.getRequestHeaders().getFirst("x-weft-caller");
+            servedByCaller.computeIfAbsent(caller == null ? "-" : caller, c -> new AtomicInteger()).incrementAndGet();
             String path = ex.getRequestURI().getPath();
             String q = ex.getRequestURI().getQuery();
             long count = 0;
@@ -62,6 +68,7 @@ final class TestApp implements AutoCloseable {
             }
             if (forcedStatus != 0) {
                 byte[] err = ("forced " + forcedStatus).getBytes(StandardCharsets.UTF_8);
+                forcedHeaders.forEach((k, v) -> ex.getResponseHeaders().set(k, v));
                 ex.sendResponseHeaders(forcedStatus, err.length);
                 try (OutputStream out = ex.getResponseBody()) {
                     out.write(err);

@@ -142,6 +142,7 @@ public final class ConfigPage implements Supplier<Reply> {
         var ol = p.outboundLimit();
         m.put("outboundLimit", Map.of("adaptive", ol.adaptive(), "min", ol.min(), "max", ol.max(),
                 "initial", ol.initial()));
+        m.put("authorization", p.authorization().describe());
         m.put("routes", p.routes().stream().map(r -> r.name() + " " + (r.method() == null ? "*" : r.method()) + " "
                 + (r.pathPrefix() == null ? "/" : r.pathPrefix())).toList());
         return m;

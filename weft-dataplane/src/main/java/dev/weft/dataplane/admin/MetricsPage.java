@@ -6,6 +6,7 @@ import dev.weft.dataplane.balancing.EndpointState;
 import dev.weft.dataplane.inbound.InboundServer;
 import dev.weft.dataplane.inbound.LocalApp;
 import dev.weft.dataplane.mesh.MeshPool;
+import dev.weft.dataplane.metrics.ProcessMetrics;
 import dev.weft.dataplane.metrics.PrometheusText;
 import dev.weft.dataplane.metrics.SidecarMetrics;
 import dev.weft.dataplane.metrics.TrafficMetrics;
@@ -116,6 +117,10 @@ public final class MetricsPage implements Supplier<Reply> {
         }
         p.counter("weft_http_rejected_total", "", metrics.unknownService.sum(), "reason", "unknown_service");
         metrics.rejected.render(p);
+        p.header("weft_authz_denied_total", "counter",
+                "Inbound requests denied (403 forbidden) by an authorization rule, or by the default.");
+        new java.util.TreeMap<>(metrics.authzDenied).forEach((rule, n) ->
+                p.sample("weft_authz_denied_total", n.sum(), "rule", rule));
         for (int i = 0; i < reasons.length; i++) {
             p.counter("weft_rejected_total", "", refused[i], "boundary", "http1_listener", "reason", reasons[i]);
         }
@@ -191,6 +196,7 @@ public final class MetricsPage implements Supplier<Reply> {
         observability.render(p);
         p.gauge("weft_ready", "1 when the sidecar is ready.", ready.getAsBoolean() ? 1 : 0);
         p.gauge("weft_uptime_seconds", "Seconds since start.", TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - startedNanos));
+        ProcessMetrics.render(p);
         return p.toString();
     }
 

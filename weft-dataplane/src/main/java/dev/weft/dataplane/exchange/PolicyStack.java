@@ -1,5 +1,6 @@
 package dev.weft.dataplane.exchange;
 
+import dev.weft.dataplane.authz.AuthorizationPhase;
 import dev.weft.dataplane.balancing.BalancePhase;
 import dev.weft.dataplane.balancing.Cluster;
 import dev.weft.dataplane.collab.Collaborator;
@@ -24,7 +25,7 @@ import java.util.List;
  * The policy of one listener as an ordered stack of {@link Phase}s, and where its exchanges start. The two stacks of
  * a sidecar are assembled here, and only here; each line says why its phase sits where it does. An exchange runs the
  * phases' request checks top to bottom, then each attempt's balance and endpoint steps, then the phases' ends bottom
- * to top. The gateway and authorization add their phases to these lists.
+ * to top. The gateway adds its phases to these lists.
  *
  * <p>Thread: built once at start; read-only afterwards, shared by every Worker.
  */
@@ -95,6 +96,8 @@ public final class PolicyStack {
         Destination destination = Destination.app(app);
         // First: names the app's cluster and the policy route, which the rate limit and the deadline read.
         p.add(new RoutePhase(destination, metrics));
+        // Before the rate limit: a denied request must not spend the tokens the service's allowed callers share.
+        p.add(new AuthorizationPhase(metrics));
         // Before admission: a request over the service's rate never takes one of the app's slots.
         p.add(new RateLimitPhase(localService));
         // The caller's remaining budget (or this service's own timeout) bounds the app's time too.

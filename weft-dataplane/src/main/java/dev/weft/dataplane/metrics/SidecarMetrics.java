@@ -1,5 +1,6 @@
 package dev.weft.dataplane.metrics;
 
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
 
 /** All counters of one sidecar; rendered at /metrics by the admin server. */
@@ -25,4 +26,10 @@ public final class SidecarMetrics {
     public final LongAdder meshConnectionsAccepted = new LongAdder();
     /** weft_rejected_total{boundary,reason}: input refused at a boundary (see {@link Rejections}). */
     public final Rejections rejected = new Rejections();
+    /**
+     * weft_authz_denied_total{rule}: inbound requests an authorization rule (or the default, "default") denied. Keyed
+     * by rule name, which only a policy document names, so the label set is the operator's; a counter outlives the
+     * document that made it, so a re-applied rule keeps counting.
+     */
+    public final ConcurrentHashMap<String, LongAdder> authzDenied = new ConcurrentHashMap<>();
 }

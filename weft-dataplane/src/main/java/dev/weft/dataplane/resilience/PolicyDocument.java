@@ -1,8 +1,14 @@
 package dev.weft.dataplane.resilience;
 
+import dev.weft.dataplane.authz.AuthorizationPolicy;
+import dev.weft.registry.ServiceNames;
 import dev.weft.registry.support.Durations;
 import org.snakeyaml.engine.v2.api.LoadSettings;
 import org.snakeyaml.engine.v2.api.lowlevel.Compose;
+import org.snakeyaml.engine.v2.api.lowlevel.Parse;
+import org.snakeyaml.engine.v2.events.CollectionEndEvent;
+import org.snakeyaml.engine.v2.events.CollectionStartEvent;
+import org.snakeyaml.engine.v2.events.Event;
 import org.snakeyaml.engine.v2.exceptions.Mark;
 import org.snakeyaml.engine.v2.exceptions.YamlEngineException;
 import org.snakeyaml.engine.v2.nodes.MappingNode;
@@ -13,11 +19,14 @@ import org.snakeyaml.engine.v2.nodes.SequenceNode;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.UnaryOperator;
+import java.util.regex.Pattern;
 
 /**
  * Reads a policy file (YAML, written by hand) into one {@link ServicePolicy} per service. The whole document is
@@ -39,11 +48,16 @@ import java.util.Set;
  *       - name: search
  *         match: {path-prefix: /search, method: GET}
  *         timeout: 500ms
+ *     authorization:           # inbound, at the service's own sidecars; absent = every caller allowed
+ *       default: deny
+ *       rules:
+ *         - {name: no-admin-from-web, action: deny, from: [web], paths: [/admin], methods: [POST, DELETE]}
+ *         - {name: consumers-read, action: allow, from: [consumer], methods: [GET]}
  * </pre>
  */
 public final class PolicyDocument {
     private static final Set<String> SERVICE_KEYS = Set.of("timeout", "retries", "outlier-detection", "rate-limit", "routes",
-            "concurrency-limit", "circuit-breaker", "outbound-limit");
+            "concurrency-limit", "circuit-breaker", "outbound-limit", "authorization");
     private static final Set<String> ROUTE_KEYS = Set.of("name", "match", "timeout", "retries", "rate-limit");
 
     private final String file;
@@ -63,9 +77,13 @@ public final class PolicyDocument {
     private Map<String, ServicePolicy> parse(String yaml) throws PolicyException {
         Node root;
         try {
-            root = new Compose(LoadSettings.builder().setLabel(file).build()).composeString(yaml).orElse(null);
-        } catch (YamlEngineException e) {
-            throw new PolicyException(file + ": not valid YAML: " + e.getMessage().replace('\n', ' '));
+            LoadSettings settings = LoadSettings.builder().setLabel(file).build();
+            checkDepth(settings, yaml);
+            root = new Compose(settings).composeString(yaml).orElse(null);
+        } catch (YamlEngineException | IllegalArgumentException e) {
+            // snakeyaml-engine refuses some malformed input outside its own exception type: a tag such as "!%0"
+            // decodes to one it will not build a Tag from (IllegalArgumentException; found by PolicyDocumentFuzzTest).
+            throw new PolicyException(file + ": not valid YAML: " + String.valueOf(e.getMessage()).replace('\n', ' '));
         }
         if (root == null) {
             throw new PolicyException(file + ": empty policy document (expected a 'services:' mapping)");
@@ -87,6 +105,30 @@ public final class PolicyDocument {
         return out;
     }
 
+    /** Deeper than any policy document needs (services, a service, authorization, rules, a rule, from: 6). */
+    static final int MAX_DEPTH = 16;
+
+    /**
+     * Refuses collections nested deeper than {@link #MAX_DEPTH} before the document is composed: snakeyaml's composer
+     * recurses once per level, so a few thousand {@code [} overflow the stack, and a StackOverflowError would end
+     * the sidecar's policy watch rather than refuse one document (found while writing PolicyDocumentFuzzTest). The parser's
+     * events come from a state machine, not recursion, so counting them is safe at any depth.
+     */
+    private void checkDepth(LoadSettings settings, String yaml) throws PolicyException {
+        int depth = 0;
+        for (Event e : new Parse(settings).parseString(yaml)) {
+            if (e instanceof CollectionStartEvent) {
+                if (++depth > MAX_DEPTH) {
+                    int line = e.getStartMark().map(Mark::getLine).orElse(-1) + 1;
+                    throw new PolicyException(file + ":" + line + ": expected at most " + MAX_DEPTH
+                            + " levels of nested mappings and lists");
+                }
+            } else if (e instanceof CollectionEndEvent) {
+                depth--;
+            }
+        }
+    }
+
     private ServicePolicy service(String path, Node node) throws PolicyException {
         Map<String, Node> keys = mapping(node, path, SERVICE_KEYS);
         ServicePolicy d = ServicePolicy.DEFAULT;
@@ -105,8 +147,10 @@ public final class PolicyDocument {
                 : d.outboundLimit();
         int maxConnections = keys.containsKey("circuit-breaker")
                 ? circuitBreaker(keys.get("circuit-breaker"), path + ".circuit-breaker") : d.maxConnections();
+        AuthorizationPolicy authz = keys.containsKey("authorization")
+                ? authorization(keys.get("authorization"), path + ".authorization") : AuthorizationPolicy.NONE;
         ServicePolicy base = new ServicePolicy(timeout, retry, outlier, rate[0], (int) rate[1], rate[2], List.of(),
-                limit, maxConnections, outboundLimit);
+                limit, maxConnections, outboundLimit, authz);
         if (!keys.containsKey("routes")) {
             return base;
         }
@@ -119,7 +163,106 @@ public final class PolicyDocument {
             routes.add(route(path + ".routes[" + i + "]", seq.getValue().get(i), base));
         }
         return new ServicePolicy(timeout, retry, outlier, rate[0], (int) rate[1], rate[2], routes, limit,
-                maxConnections, outboundLimit);
+                maxConnections, outboundLimit, authz);
+    }
+
+    // --- authorization: who may call the service (docs/security.md, "Authorization") ---
+
+    private static final Pattern RULE_NAME = Pattern.compile("[a-z0-9][a-z0-9._-]{0,62}");
+    private static final Pattern METHOD = Pattern.compile("[A-Za-z][A-Za-z-]{0,31}");
+    /** spiffe://TRUST-DOMAIN/service/NAME, the form the control plane's CA issues (docs/security.md). */
+    private static final Pattern SPIFFE_ID =
+            Pattern.compile("spiffe://[a-z0-9._-]{1,255}/service/([A-Za-z0-9][A-Za-z0-9._-]*)");
+    /** A path prefix: origin form in visible ASCII without the query, and nothing {@code AuthorizationPolicy} would call ambiguous. */
+    private static final Pattern PATH_PREFIX = Pattern.compile("/[\\x21-\\x7e&&[^?#]]{0,1023}");
+
+    private AuthorizationPolicy authorization(Node node, String path) throws PolicyException {
+        Map<String, Node> k = mapping(node, path, Set.of("default", "rules"));
+        boolean defaultAllow = !k.containsKey("default") || action(k.get("default"), path + ".default")
+                == AuthorizationPolicy.Action.ALLOW;
+        List<AuthorizationPolicy.Rule> rules = new ArrayList<>();
+        if (k.containsKey("rules")) {
+            Node rn = k.get("rules");
+            if (!(rn instanceof SequenceNode seq)) {
+                throw error(rn, path + ".rules", "a list of rules (- name: ..., action: allow|deny, from: [...])");
+            }
+            Set<String> names = new HashSet<>();
+            for (int i = 0; i < seq.getValue().size(); i++) {
+                String rp = path + ".rules[" + i + "]";
+                Node r = seq.getValue().get(i);
+                AuthorizationPolicy.Rule rule = authzRule(rp, r);
+                if (!names.add(rule.name())) {
+                    throw error(r, rp + ".name", "a rule name used once in the service (duplicate '" + rule.name() + "')");
+                }
+                rules.add(rule);
+            }
+        }
+        return AuthorizationPolicy.of(defaultAllow, rules);
+    }
+
+    private AuthorizationPolicy.Rule authzRule(String path, Node node) throws PolicyException {
+        Map<String, Node> k = mapping(node, path, Set.of("name", "action", "from", "paths", "methods"));
+        String nameExpected = "a rule name of lower-case letters, digits, '.', '_', '-' (at most 63; it labels "
+                + "weft_authz_denied_total), not '" + AuthorizationPolicy.DEFAULT_RULE + "'";
+        if (!k.containsKey("name")) {
+            throw error(node, path + ".name", nameExpected);
+        }
+        String name = scalar(k.get("name"), path + ".name", nameExpected);
+        if (!RULE_NAME.matcher(name).matches() || name.equals(AuthorizationPolicy.DEFAULT_RULE)) {
+            throw error(k.get("name"), path + ".name", nameExpected + " (got '" + name + "')");
+        }
+        if (!k.containsKey("action")) {
+            throw error(node, path + ".action", "allow or deny");
+        }
+        AuthorizationPolicy.Action action = action(k.get("action"), path + ".action");
+        List<String> from = k.containsKey("from") ? list(k.get("from"), path + ".from",
+                "\"*\", a service name or spiffe://TRUST-DOMAIN/service/NAME", PolicyDocument::caller) : null;
+        List<String> paths = k.containsKey("paths") ? list(k.get("paths"), path + ".paths",
+                "a path prefix starting with / (no query, '%', ';', '\\', '//', '.' or '..' segment)",
+                v -> PATH_PREFIX.matcher(v).matches() && !AuthorizationPolicy.ambiguous(v) ? v : null) : null;
+        List<String> methods = k.containsKey("methods") ? list(k.get("methods"), path + ".methods",
+                "an HTTP method such as GET", v -> METHOD.matcher(v).matches() ? v.toUpperCase(Locale.ROOT) : null) : null;
+        return new AuthorizationPolicy.Rule(name, action, from, paths, methods);
+    }
+
+    /** A caller as a rule names it: "*", a service name, or a SPIFFE ID naming a service; null if none of these. */
+    private static String caller(String v) {
+        if (v.equals("*") || ServiceNames.isValid(v)) {
+            return v;
+        }
+        var m = SPIFFE_ID.matcher(v);
+        return m.matches() && ServiceNames.isValid(m.group(1)) ? v : null;
+    }
+
+    private AuthorizationPolicy.Action action(Node node, String path) throws PolicyException {
+        String v = scalar(node, path, "allow or deny");
+        return switch (v) {
+            case "allow" -> AuthorizationPolicy.Action.ALLOW;
+            case "deny" -> AuthorizationPolicy.Action.DENY;
+            default -> throw error(node, path, "allow or deny (got '" + v + "')");
+        };
+    }
+
+    /**
+     * A non-empty list of scalars, each checked by {@code check} (which returns the value to keep, or null to refuse
+     * it). A key left out means "any"; an empty list would mean "none", which no one writes on purpose.
+     */
+    private List<String> list(Node node, String path, String expected,
+                              UnaryOperator<String> check) throws PolicyException {
+        if (!(node instanceof SequenceNode seq) || seq.getValue().isEmpty()) {
+            throw error(node, path, "a non-empty list of " + expected + ", such as [a, b] (leave the key out for any)");
+        }
+        List<String> out = new ArrayList<>();
+        for (int i = 0; i < seq.getValue().size(); i++) {
+            Node item = seq.getValue().get(i);
+            String v = scalar(item, path + "[" + i + "]", expected);
+            String kept = check.apply(v);
+            if (kept == null) {
+                throw error(item, path + "[" + i + "]", expected + " (got '" + v + "')");
+            }
+            out.add(kept);
+        }
+        return out;
     }
 
     /**
@@ -172,7 +315,7 @@ public final class PolicyDocument {
         double[] rate = keys.containsKey("rate-limit") ? rate(keys.get("rate-limit"), path + ".rate-limit")
                 : new double[] {0, 0, 0};
         ServicePolicy merged = new ServicePolicy(timeout, retry, base.outlier(), rate[0], (int) rate[1], rate[2],
-                List.of(), base.concurrencyLimit(), base.maxConnections(), base.outboundLimit());
+                List.of(), base.concurrencyLimit(), base.maxConnections(), base.outboundLimit(), base.authorization());
         return new ServicePolicy.Route(name, prefix, method, merged);
     }
 

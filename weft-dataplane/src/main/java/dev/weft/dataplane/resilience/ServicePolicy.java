@@ -1,5 +1,7 @@
 package dev.weft.dataplane.resilience;
 
+import dev.weft.dataplane.authz.AuthorizationPolicy;
+
 import java.time.Duration;
 import java.util.List;
 
@@ -22,10 +24,12 @@ import java.util.List;
  *                       {@code circuit-open}; 0 = no cap (service-wide only)
  * @param outboundLimit  outbound: how many requests a caller's sidecar has in flight to the service at once, learned
  *                       from the latency it sees; beyond, 503 {@code outbound-limit} at once (service-wide only)
+ * @param authorization  inbound: which callers may call the service, checked by its own sidecars (service-wide only;
+ *                       {@link AuthorizationPolicy#NONE}, allowing every caller, when the document has no section)
  */
 public record ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy outlier, double rateLimit,
                             int rateBurst, double perCallerRate, List<Route> routes, ConcurrencyLimit concurrencyLimit,
-                            int maxConnections, ConcurrencyLimit outboundLimit) {
+                            int maxConnections, ConcurrencyLimit outboundLimit, AuthorizationPolicy authorization) {
 
     /** The burst of a bucket refilled at {@code perSecond}: the policy's own, or a tenth of that rate (at least 1). */
     public int burstFor(double perSecond) {
@@ -39,6 +43,14 @@ public record ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy o
         routes = routes == null ? List.of() : List.copyOf(routes);
         concurrencyLimit = concurrencyLimit == null ? ConcurrencyLimit.DEFAULT : concurrencyLimit;
         outboundLimit = outboundLimit == null ? ConcurrencyLimit.OUTBOUND_DEFAULT : outboundLimit;
+        authorization = authorization == null ? AuthorizationPolicy.NONE : authorization;
+    }
+
+    public ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy outlier, double rateLimit, int rateBurst,
+                         double perCallerRate, List<Route> routes, ConcurrencyLimit concurrencyLimit,
+                         int maxConnections, ConcurrencyLimit outboundLimit) {
+        this(timeout, retry, outlier, rateLimit, rateBurst, perCallerRate, routes, concurrencyLimit, maxConnections,
+                outboundLimit, AuthorizationPolicy.NONE);
     }
 
     public ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy outlier, double rateLimit, int rateBurst,
@@ -70,19 +82,25 @@ public record ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy o
     /** This policy with another inbound concurrency limit. */
     public ServicePolicy withConcurrencyLimit(ConcurrencyLimit limit) {
         return new ServicePolicy(timeout, retry, outlier, rateLimit, rateBurst, perCallerRate, routes, limit,
-                maxConnections, outboundLimit);
+                maxConnections, outboundLimit, authorization);
     }
 
     /** This policy with another cap on connections per endpoint (0 = none). */
     public ServicePolicy withMaxConnections(int max) {
         return new ServicePolicy(timeout, retry, outlier, rateLimit, rateBurst, perCallerRate, routes,
-                concurrencyLimit, max, outboundLimit);
+                concurrencyLimit, max, outboundLimit, authorization);
     }
 
     /** This policy with another outbound limit (see {@link ConcurrencyLimit#OUTBOUND_DEFAULT}). */
     public ServicePolicy withOutboundLimit(ConcurrencyLimit limit) {
         return new ServicePolicy(timeout, retry, outlier, rateLimit, rateBurst, perCallerRate, routes,
-                concurrencyLimit, maxConnections, limit);
+                concurrencyLimit, maxConnections, limit, authorization);
+    }
+
+    /** This policy with another authorization section. */
+    public ServicePolicy withAuthorization(AuthorizationPolicy a) {
+        return new ServicePolicy(timeout, retry, outlier, rateLimit, rateBurst, perCallerRate, routes,
+                concurrencyLimit, maxConnections, outboundLimit, a);
     }
 
     /** The route a request matches, or null when it takes the service-wide policy. Allocation free. */

@@ -96,7 +96,7 @@ class PolicyDocumentTest {
                     timeout: 2s
                     retry: {attempts: 2}
                 """)).hasMessage("p.yaml:4: key 'services.provider.retry': expected one of "
-                + "[circuit-breaker, concurrency-limit, outbound-limit, outlier-detection, rate-limit, retries, routes, "
+                + "[authorization, circuit-breaker, concurrency-limit, outbound-limit, outlier-detection, rate-limit, retries, routes, "
                 + "timeout] "
                 + "(unknown key 'retry')");
     }
