@@ -41,7 +41,8 @@ class DashboardTest {
     void start() throws Exception {
         mesh = new DashboardMesh();
         mesh.load(4);
-        http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(2)).build();
+        http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(2))
+                .build();
     }
 
     @AfterAll
@@ -91,7 +92,8 @@ class DashboardTest {
     @Test
     void theMapNamesEveryServiceAndEachEdgeWithItsRateSuccessAndP99() throws Exception {
         JsonNode map = await("/v1/ui/map", m -> edge(m, "gateway", "consumer") != null
-                && edge(m, "consumer", "provider") != null && edge(m, "consumer", "provider").path("rate").asDouble() > 0);
+                && edge(m, "consumer", "provider") != null
+                && edge(m, "consumer", "provider").path("rate").asDouble() > 0);
         List<String> names = new ArrayList<>();
         map.path("services").forEach(s -> names.add(s.path("name").asText()));
         assertThat(names).contains("gateway", "consumer", "provider");
@@ -229,7 +231,7 @@ class DashboardTest {
         }
     }
 
-    /** The query's result; with {@code needData}, polled until it has numbers (first scrapes take seconds), 45 s at most. */
+    /** The query's result; with {@code needData}, polled until it has numbers (first scrapes take seconds), 45 s max. */
     private JsonNode awaitPrometheus(String prometheus, String expr, boolean needData) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(45);
         while (true) {
@@ -281,7 +283,8 @@ class DashboardTest {
         assertThat(get("/ui/../pom.xml").statusCode()).isEqualTo(404);
         HttpResponse<String> page = get("/ui/");
         assertThat(page.statusCode()).isEqualTo(200);
-        assertThat(page.headers().firstValue("content-type")).hasValueSatisfying(t -> assertThat(t).startsWith("text/html"));
+        assertThat(page.headers().firstValue("content-type"))
+                .hasValueSatisfying(t -> assertThat(t).startsWith("text/html"));
         assertThat(page.body()).contains("app.js").doesNotContain("http://", "https://");
         assertThat(http.send(HttpRequest.newBuilder(URI.create(mesh.base() + "/v1/ui/map"))
                 .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString()).statusCode())

@@ -102,7 +102,8 @@ public final class ControlCommand implements Callable<Integer> {
         try {
             control.historyInterval(historyInterval);
         } catch (IllegalArgumentException e) {
-            throw new CommandLine.ParameterException(spec.commandLine(), "invalid --history-interval: " + e.getMessage());
+            throw new CommandLine.ParameterException(spec.commandLine(), "invalid --history-interval: "
+                    + e.getMessage());
         }
         InetSocketAddress bound;
         try {

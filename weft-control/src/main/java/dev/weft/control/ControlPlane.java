@@ -54,7 +54,8 @@ import java.util.concurrent.TimeUnit;
  * on the single store thread of {@link RegistryStore}), or an external store such as etcd. Threading: two event-loop
  * threads ("weft-control-N") serve connections; collected spans live on the single "weft-control-spans" thread of
  * {@link TraceApi}; the dashboard's history reads the sidecars' /metrics on "weft-control-history"
- * ({@link HistoryScraper}) and is served under /ui/ and /v1/ui/ by {@link UiHttpHandler}. {@link #start} and {@link #close} may be called from any thread.
+ * ({@link HistoryScraper}) and is served under /ui/ and /v1/ui/ by {@link UiHttpHandler}. {@link #start} and
+ * {@link #close} may be called from any thread.
  */
 public final class ControlPlane implements AutoCloseable {
     /** How often a watch stream carries a heartbeat line, so clients can tell a quiet stream from a dead one. */
