@@ -80,8 +80,12 @@ class DashboardScaleTest {
         assertThat(map.path("hiddenServices").asInt()).isEqualTo(200 - UiApi.DEFAULT_NODES);
         assertThat(map.path("services").get(0).path("instances").asInt()).isEqualTo(10);
         assertThat(body.length()).isLessThan(32 * 1024);
-        JsonNode all = JSON.readTree(send("GET", "/v1/ui/map?limit=500", null));
+        String allBody = send("GET", "/v1/ui/map?limit=500", null);
+        JsonNode all = JSON.readTree(allBody);
         assertThat(all.path("services")).hasSize(200);
+        String sidecars = send("GET", "/v1/ui/sidecars", null);
+        System.out.printf("dashboard at 200 services, 2000 endpoints: /v1/ui/map %d bytes, ?limit=500 %d bytes,"
+                + " /v1/ui/sidecars %d bytes%n", body.length(), allBody.length(), sidecars.length());
         JsonNode filtered = JSON.readTree(send("GET", "/v1/ui/map?filter=svc-19", null));
         assertThat(filtered.path("services")).hasSize(10);
         assertThat(filtered.path("matchingServices").asInt()).isEqualTo(10);
