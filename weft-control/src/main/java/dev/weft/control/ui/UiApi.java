@@ -10,6 +10,7 @@ import dev.weft.control.history.HistoryScraper;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -35,8 +36,9 @@ public final class UiApi {
     static final int MAX_NODES = 500;
     static final int MAX_ROWS = 1000;
     private static final ObjectMapper JSON = new ObjectMapper();
-    static final String ROUTES = "GET /v1/ui/map?filter=&limit=, /v1/ui/service?name=, /v1/ui/series?service=[&instance=]"
-            + " or ?from=&to=, /v1/ui/sidecars?filter=&offset=&limit=, /v1/ui/sidecar-config?instance=, /v1/ui/policies";
+    static final String ROUTES = "GET /v1/ui/map?filter=&limit=, /v1/ui/service?name=,"
+            + " /v1/ui/series?service=[&instance=] or ?from=&to=, /v1/ui/sidecars?filter=&offset=&limit=,"
+            + " /v1/ui/sidecar-config?instance=, /v1/ui/policies";
 
     /** A response: status, type, body, and a Location for a redirect (else null). */
     public record Answer(int status, String contentType, byte[] body, String location) {
@@ -75,7 +77,8 @@ public final class UiApi {
         History h = scraper.history();
         HistoryScraper.Latest l = scraper.latest();
         long unread = l.sidecars().stream().filter(s -> s.error() != null && !s.admin().isEmpty()).count();
-        return "# HELP weft_control_ui_rejected_total Dashboard API requests refused: a bad parameter or no such route.\n"
+        return "# HELP weft_control_ui_rejected_total Dashboard API requests refused: a bad parameter or no such"
+                + " route.\n"
                 + "# TYPE weft_control_ui_rejected_total counter\n"
                 + "weft_control_ui_rejected_total " + rejected.sum() + "\n"
                 + "# HELP weft_control_history_series Series in the dashboard's history (services, edges, endpoints).\n"
@@ -98,12 +101,14 @@ public final class UiApi {
                 case "service" -> done(service(UiParams.service(params, "name")));
                 case "series" -> done(series(params));
                 case "sidecars" -> done(sidecars(UiParams.text(params, "filter"),
-                        UiParams.limit(params, "offset", 0, Integer.MAX_VALUE), UiParams.limit(params, "limit", 200, MAX_ROWS)));
+                        UiParams.limit(params, "offset", 0, Integer.MAX_VALUE),
+                        UiParams.limit(params, "limit", 200, MAX_ROWS)));
                 case "sidecar-config" -> sidecarConfig(UiParams.instance(params, "instance"));
                 case "policies" -> store.policies().thenApply(this::policies);
                 default -> {
                     rejected.increment();
-                    yield done(Answer.error(404, "not-found", "no route /v1/ui/" + route + " (routes: " + ROUTES + ")"));
+                    yield done(Answer.error(404, "not-found", "no route /v1/ui/" + route + " (routes: " + ROUTES
+                            + ")"));
                 }
             };
         } catch (UiParams.BadRequest e) {
@@ -124,7 +129,7 @@ public final class UiApi {
 
     /**
      * Services as nodes and edges between them, from the last tick. With more services than {@code limit}, the
-     * busiest are kept (and those matching the filter, when one is given), and the answer says how many were left out.
+     * busiest of those matching the filter are kept, and the answer says how many were left out.
      */
     private Map<String, Object> map(String filter, int limit) {
         HistoryScraper.Latest l = scraper.latest();
@@ -137,9 +142,17 @@ public final class UiApi {
             names.add(ends[0]);
             names.add(ends[1]);
         }
+        // Busiest by what a service served plus what it sent, so an entry service (it serves nothing through the mesh,
+        // its clients are outside) ranks by its calls rather than last.
+        Map<String, Double> traffic = new HashMap<>();
+        rows.forEach((n, r) -> traffic.merge(n, rate(r), Double::sum));
+        for (MeshStats.Row e : l.edges()) {
+            traffic.merge(ends(e.name())[0], rate(e), Double::sum);
+        }
         String f = filter.toLowerCase(Locale.ROOT);
-        List<String> matching = new ArrayList<>(names.stream().filter(n -> n.toLowerCase(Locale.ROOT).contains(f)).toList());
-        matching.sort(Comparator.comparingDouble((String n) -> rate(rows.get(n))).reversed()
+        List<String> matching = new ArrayList<>(names.stream()
+                .filter(n -> n.toLowerCase(Locale.ROOT).contains(f)).toList());
+        matching.sort(Comparator.comparingDouble((String n) -> traffic.getOrDefault(n, 0.0)).reversed()
                 .thenComparing(Comparator.naturalOrder()));
         List<String> kept = matching.subList(0, Math.min(limit, matching.size()));
         Set<String> keptSet = new LinkedHashSet<>(kept);
@@ -172,7 +185,7 @@ public final class UiApi {
     }
 
     private static double rate(MeshStats.Row r) {
-        return r == null || Double.isNaN(r.rps()) ? -1 : r.rps();
+        return r == null || Double.isNaN(r.rps()) ? 0 : r.rps();
     }
 
     /** {@code "caller → callee"} (MeshStats' edge name) split in two. */
@@ -258,7 +271,8 @@ public final class UiApi {
         String f = filter.toLowerCase(Locale.ROOT);
         List<HistoryScraper.Sidecar> matching = l.sidecars().stream()
                 .filter(s -> (s.service() + " " + s.instance()).toLowerCase(Locale.ROOT).contains(f))
-                .sorted(Comparator.comparing(HistoryScraper.Sidecar::service).thenComparing(HistoryScraper.Sidecar::instance))
+                .sorted(Comparator.comparing(HistoryScraper.Sidecar::service)
+                        .thenComparing(HistoryScraper.Sidecar::instance))
                 .toList();
         List<Map<String, Object>> rows = new ArrayList<>();
         int from = Math.min(offset, matching.size());
