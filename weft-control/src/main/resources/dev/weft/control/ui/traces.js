@@ -3,6 +3,8 @@
 // critical path highlighted. The step annotations are the ones ./weft trace reads (cli/Waterfall).
 import { getJson, el, table, ms, q } from './api.js';
 
+/** Spans of the last moments may still be on their way from the other sidecars: a trace that young looks cut. */
+const SETTLE_MS = 2000;
 const LOOKBACKS = [['5m', 300000], ['15m', 900000], ['1h', 3600000], ['6h', 21600000]];
 
 export function mountTraces(root, _args, params) {
@@ -13,7 +15,8 @@ export function mountTraces(root, _args, params) {
   const minMs = el('input', { id: 'trace-min', type: 'number', min: 0, step: 1, placeholder: 'min ms', size: 8 });
   const lookback = el('select', { id: 'trace-lookback' }, LOOKBACKS.map(([n, v]) =>
     el('option', n === '15m' ? { value: v, selected: 'selected' } : { value: v }, `last ${n}`)));
-  const until = el('input', { id: 'trace-until', type: 'datetime-local', step: 1, title: 'until (empty: now)' });
+  const until = el('input', { id: 'trace-until', type: 'datetime-local', step: 1,
+    title: 'until (empty: now, less the last 2 s whose spans may still be arriving)' });
   const limit = el('select', { id: 'trace-limit' }, [20, 50, 200].map(n => el('option', { value: n }, `${n} traces`)));
   const list = el('div', { id: 'trace-list' });
   const wanted = params.get('service');
@@ -31,8 +34,8 @@ export function mountTraces(root, _args, params) {
         servicesLoaded = true;
       }
       const minUs = Math.max(0, Math.round(Number(minMs.value || 0) * 1000));
-      // An 'until' in the past pins the window (the list stops moving); empty follows now.
-      const endTs = until.value ? new Date(until.value).getTime() : Date.now();
+      // An 'until' in the past pins the window (the list stops moving); empty follows now, 2 s behind.
+      const endTs = until.value ? new Date(until.value).getTime() : Date.now() - SETTLE_MS;
       let url = `/api/v2/traces?limit=${limit.value}&lookback=${lookback.value}&endTs=${endTs}&minDuration=${minUs}`;
       if (service.value) url += `&serviceName=${q(service.value)}`;
       if (status.value === 'error') url += '&annotationQuery=error';
@@ -45,7 +48,8 @@ export function mountTraces(root, _args, params) {
       shownKey = key;
       list.replaceChildren(summaries.length ? table([
         { title: 'trace', cell: s => el('a', { href: `#/trace/${s.id}` }, s.id) },
-        { title: 'started', cell: s => new Date(s.start / 1000).toLocaleTimeString() },
+        { title: 'started', cell: s => new Date(s.start / 1000).toLocaleTimeString([], { hour: '2-digit',
+          minute: '2-digit', second: '2-digit', fractionalSecondDigits: 3 }) },
         { title: 'duration', num: true, cell: s => ms(s.duration / 1000) },
         { title: 'spans', num: true, cell: s => s.spans },
         { title: 'status', cell: s => el('span', { class: s.failed ? 'bad' : 'ok' }, s.status + (s.failed ? ' failed' : '')) },
