@@ -200,7 +200,7 @@ public final class Analysis {
 
     /**
      * The service's culprits of one kind: the instances that are, when only some of its instances are (one bad
-     * instance is the answer, not its service); else the service as a whole.
+     * instance is the answer, not its service); else the service as a whole (endpoint null), as when it has only one.
      */
     private List<Culprit> candidates(String service, boolean latency) {
         List<Culprit> instances = new ArrayList<>();
@@ -215,7 +215,7 @@ public final class Analysis {
                 }
             }
         }
-        if (!instances.isEmpty() && (instances.size() < instancesWithData || instancesWithData == 1)) {
+        if (!instances.isEmpty() && instances.size() < instancesWithData) {
             return instances;
         }
         Unit whole = new Unit(service, null);
