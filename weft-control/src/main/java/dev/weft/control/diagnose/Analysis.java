@@ -181,6 +181,11 @@ public final class Analysis {
         List<Overloaded> overloaded = new ArrayList<>();
         edgeSymptoms(callees, culpritServices, backPressure, overloaded);
         inboundSymptoms(callees, culpritServices, backPressure, overloaded);
+        // Where the load comes in first: a burst at the entry is the news, queueing further in its consequence.
+        overloaded.sort(Comparator.comparing((Overloaded o) -> {
+            ServiceStats ss = now.services.get(o.service());
+            return ss == null || ss.rootRequests == 0;
+        }));
         List<String> waiting = waitingOn(culpritServices);
         List<Violation> violations = violations();
         boolean healthy = culprits.isEmpty() && overloaded.isEmpty() && violations.isEmpty();
@@ -281,9 +286,9 @@ public final class Analysis {
             long qNow = n.queue.quantile(0.9);
             long qBefore = b == null ? 0 : b.queue.quantile(0.9);
             double shedRate = (double) n.shed / n.requests;
-            double shedBefore = b == null || b.requests == 0 ? 0 : (double) b.shed / b.requests;
             boolean queueGrew = qNow >= p.growthRatio() * Math.max(qBefore, 100) && qNow - qBefore >= p.minGrowthMicros();
-            boolean shedding = n.shed >= 2 && shedRate > Slo.DEFAULT_ERROR_RATE && shedRate > 2 * shedBefore;
+            // No comparison with the baseline: shedding now is the news, even when a long burst began before the window.
+            boolean shedding = n.shed >= 2 && shedRate > Slo.DEFAULT_ERROR_RATE;
             if (!queueGrew && !shedding) {
                 continue;
             }

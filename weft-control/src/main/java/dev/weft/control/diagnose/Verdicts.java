@@ -29,8 +29,11 @@ final class Verdicts {
                 sb.append(" originates ").append(percent(c.errorRate())).append(" errors (")
                         .append(kinds(c.errorKinds())).append(")");
             }
-            if (!waiting.isEmpty()) {
+            if (!waiting.isEmpty() && c.kind().equals("latency")) {
                 sb.append("; ").append(and(waiting)).append(waiting.size() == 1 ? " is" : " are").append(" waiting on it");
+            } else if (!waiting.isEmpty()) {
+                sb.append("; ").append(and(waiting)).append(waiting.size() == 1 ? " passes" : " pass")
+                        .append(" its errors back");
             }
             for (BackPressure b : backPressure) {
                 sb.append("; ").append(b.service()).append(" queues for ").append(b.waitingOn())

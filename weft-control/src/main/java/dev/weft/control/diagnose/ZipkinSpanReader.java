@@ -56,12 +56,17 @@ final class ZipkinSpanReader {
                 kind.equals("CLIENT"), service.toLowerCase(Locale.ROOT),
                 lower(text(n.path("remoteEndpoint"), "serviceName")), n.path("timestamp").asLong(),
                 Math.max(1, n.path("duration").asLong()), admitted, status, text(tags, "error"),
-                text(tags, "weft.endpoint.address"), text(tags, "weft.endpoint"));
+                address(text(tags, "weft.endpoint.address")), text(tags, "weft.endpoint"));
     }
 
     private static String text(JsonNode n, String field) {
         JsonNode v = n.get(field);
         return v == null || v.isNull() || v.asText().isEmpty() ? null : v.asText();
+    }
+
+    /** "host:port" of an address tag, which may read "/127.0.0.1:7003" or "name/127.0.0.1:7003" (a socket address). */
+    static String address(String tag) {
+        return tag == null ? null : tag.substring(tag.lastIndexOf('/') + 1);
     }
 
     private static String lower(String s) {

@@ -95,7 +95,7 @@ class AnalysisTest {
         Diagnosis.Culprit b = d.culprits().getFirst();
         assertThat(b.errorRate()).isEqualTo(0.2);
         assertThat(b.errorKinds()).containsEntry("500", 20L);
-        assertThat(d.verdict()).startsWith("b originates 20.0% errors (500 ×20); a and entry are waiting on it");
+        assertThat(d.verdict()).startsWith("b originates 20.0% errors (500 ×20); a and entry pass its errors back");
         assertThat(d.violations()).extracting(Diagnosis.Violation::service).contains("a", "b", "entry");
     }
 
