@@ -3,6 +3,7 @@ package dev.weft.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
@@ -54,6 +55,12 @@ class DiagnoseScenariosTest {
         Thread.sleep(QUIET.toMillis());
     }
 
+    /** Each scenario's fault is cleared in its own finally; then the load runs steady, whatever the outcome. */
+    @AfterEach
+    void quiet() throws InterruptedException {
+        Thread.sleep(QUIET.toMillis());
+    }
+
     @AfterAll
     void stop() throws Exception {
         loads.forEach(Load::stop);
@@ -83,7 +90,6 @@ class DiagnoseScenariosTest {
         } finally {
             mesh.fault(mesh.c1.address(), "factor=1");
         }
-        Thread.sleep(QUIET.toMillis());
     }
 
     @Test
@@ -111,7 +117,6 @@ class DiagnoseScenariosTest {
             mesh.fault(mesh.c1.address(), "factor=1");
             mesh.fault(mesh.c2.address(), "factor=1");
         }
-        Thread.sleep(QUIET.toMillis());
     }
 
     @Test
@@ -135,7 +140,6 @@ class DiagnoseScenariosTest {
         } finally {
             mesh.fault(mesh.b.address(), "error-rate=0");
         }
-        Thread.sleep(QUIET.toMillis());
     }
 
     @Test

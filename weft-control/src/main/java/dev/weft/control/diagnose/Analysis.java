@@ -171,6 +171,7 @@ public final class Analysis {
             culprits.addAll(candidates(service, true));
             culprits.addAll(candidates(service, false));
         }
+        culprits = dominant(culprits);
         culprits.sort(Comparator.comparingDouble(Culprit::score).reversed().thenComparing(Culprit::service));
         Set<String> culpritServices = new HashSet<>();
         culprits.forEach(c -> culpritServices.add(c.service()));
@@ -195,6 +196,38 @@ public final class Analysis {
         String verdict = Verdicts.verdict(culprits, backPressure, waiting, overloaded, violations, window,
                 p.windowMicros());
         return new Diagnosis(verdict, healthy, culprits, backPressure, waiting, overloaded, violations, window);
+    }
+
+    /**
+     * The candidates that matter: of each kind, those with at least {@value #DOMINANCE} of the largest impact (self-time
+     * growth in µs; own errors). When one service's own time grew by 180 ms, another's 10 ms (a busy machine's noise,
+     * or a GC pause) explains nothing of what callers see; two comparable causes are both kept.
+     */
+    private static List<Culprit> dominant(List<Culprit> all) {
+        double maxGrowth = 0;
+        double maxErrors = 0;
+        for (Culprit c : all) {
+            if (c.kind().equals("latency")) {
+                maxGrowth = Math.max(maxGrowth, c.selfTimeNowMs() - c.selfTimeBeforeMs());
+            } else {
+                maxErrors = Math.max(maxErrors, ownErrors(c));
+            }
+        }
+        List<Culprit> kept = new ArrayList<>();
+        for (Culprit c : all) {
+            double impact = c.kind().equals("latency") ? c.selfTimeNowMs() - c.selfTimeBeforeMs() : ownErrors(c);
+            if (impact >= DOMINANCE * (c.kind().equals("latency") ? maxGrowth : maxErrors)) {
+                kept.add(c);
+            }
+        }
+        return kept;
+    }
+
+    /** A fourth: generous enough to keep two real causes, strict enough to drop noise beside a clear one. */
+    static final double DOMINANCE = 0.25;
+
+    private static double ownErrors(Culprit c) {
+        return c.errorKinds().values().stream().mapToLong(Long::longValue).sum();
     }
 
     private Set<String> serviceNames() {
