@@ -22,10 +22,12 @@ import java.util.List;
  *                       {@code circuit-open}; 0 = no cap (service-wide only)
  * @param outboundLimit  outbound: how many requests a caller's sidecar has in flight to the service at once, learned
  *                       from the latency it sees; beyond, 503 {@code outbound-limit} at once (service-wide only)
+ * @param slo            the service's objective, or null: not enforced by any sidecar, read by the control plane's
+ *                       culprit finding ({@code ./weft diagnose}) from the stored document (service-wide only)
  */
 public record ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy outlier, double rateLimit,
                             int rateBurst, double perCallerRate, List<Route> routes, ConcurrencyLimit concurrencyLimit,
-                            int maxConnections, ConcurrencyLimit outboundLimit) {
+                            int maxConnections, ConcurrencyLimit outboundLimit, Slo slo) {
 
     /** The burst of a bucket refilled at {@code perSecond}: the policy's own, or a tenth of that rate (at least 1). */
     public int burstFor(double perSecond) {
@@ -39,6 +41,13 @@ public record ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy o
         routes = routes == null ? List.of() : List.copyOf(routes);
         concurrencyLimit = concurrencyLimit == null ? ConcurrencyLimit.DEFAULT : concurrencyLimit;
         outboundLimit = outboundLimit == null ? ConcurrencyLimit.OUTBOUND_DEFAULT : outboundLimit;
+    }
+
+    public ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy outlier, double rateLimit, int rateBurst,
+                         double perCallerRate, List<Route> routes, ConcurrencyLimit concurrencyLimit,
+                         int maxConnections, ConcurrencyLimit outboundLimit) {
+        this(timeout, retry, outlier, rateLimit, rateBurst, perCallerRate, routes, concurrencyLimit, maxConnections,
+                outboundLimit, null);
     }
 
     public ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy outlier, double rateLimit, int rateBurst,
@@ -70,19 +79,19 @@ public record ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy o
     /** This policy with another inbound concurrency limit. */
     public ServicePolicy withConcurrencyLimit(ConcurrencyLimit limit) {
         return new ServicePolicy(timeout, retry, outlier, rateLimit, rateBurst, perCallerRate, routes, limit,
-                maxConnections, outboundLimit);
+                maxConnections, outboundLimit, slo);
     }
 
     /** This policy with another cap on connections per endpoint (0 = none). */
     public ServicePolicy withMaxConnections(int max) {
         return new ServicePolicy(timeout, retry, outlier, rateLimit, rateBurst, perCallerRate, routes,
-                concurrencyLimit, max, outboundLimit);
+                concurrencyLimit, max, outboundLimit, slo);
     }
 
     /** This policy with another outbound limit (see {@link ConcurrencyLimit#OUTBOUND_DEFAULT}). */
     public ServicePolicy withOutboundLimit(ConcurrencyLimit limit) {
         return new ServicePolicy(timeout, retry, outlier, rateLimit, rateBurst, perCallerRate, routes,
-                concurrencyLimit, maxConnections, limit);
+                concurrencyLimit, maxConnections, limit, slo);
     }
 
     /** The route a request matches, or null when it takes the service-wide policy. Allocation free. */
@@ -105,6 +114,14 @@ public record ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy o
      * @param method     matches this method only; null matches all
      */
     public record Route(String name, String pathPrefix, String method, ServicePolicy policy) {}
+
+    /**
+     * A service level objective ({@code slo: {p99: 200ms, error-rate: 1%}}): either part may be null (not set).
+     *
+     * @param p99       the latency 99% of the service's requests stay under
+     * @param errorRate the share of requests (0..1) allowed to fail
+     */
+    public record Slo(Duration p99, Double errorRate) {}
 
     /**
      * @param attempts       total attempts including the first (1 = no retry)
