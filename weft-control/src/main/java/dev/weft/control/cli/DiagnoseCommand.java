@@ -51,12 +51,7 @@ public final class DiagnoseCommand implements Callable<Integer> {
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        String base;
-        try {
-            base = Http.base(control);
-        } catch (IllegalArgumentException e) {
-            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
-        }
+        String base = Http.base(spec, control);
         if (window.compareTo(Duration.ofSeconds(1)) < 0 || baseline.isNegative()) {
             throw new CommandLine.ParameterException(spec.commandLine(),
                     "--window must be at least 1s and --baseline at least 0s");

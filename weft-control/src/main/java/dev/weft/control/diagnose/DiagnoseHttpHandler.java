@@ -1,17 +1,11 @@
 package dev.weft.control.diagnose;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.channel.ChannelFutureListener;
+import dev.weft.control.JsonAnswers;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpRequest;
-import io.netty.handler.codec.http.FullHttpResponse;
-import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
-import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
-import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.QueryStringDecoder;
 
 import java.util.HashMap;
@@ -75,18 +69,6 @@ public final class DiagnoseHttpHandler extends ChannelInboundHandlerAdapter {
     }
 
     private static void write(ChannelHandlerContext ctx, boolean keepAlive, DiagnoseApi.Answer a) {
-        ByteBuf buf = ctx.alloc().buffer(a.json().length);
-        buf.writeBytes(a.json());
-        FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(a.status()), buf);
-        r.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/json")
-                .set(HttpHeaderNames.CONTENT_LENGTH, buf.readableBytes());
-        HttpUtil.setKeepAlive(r, keepAlive);
-        var f = ctx.writeAndFlush(r);
-        if (!keepAlive) {
-            f.addListener(ChannelFutureListener.CLOSE);
-        } else {
-            f.addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
-            ctx.channel().config().setAutoRead(true);
-        }
+        JsonAnswers.write(ctx, keepAlive, a.status(), a.json());
     }
 }
