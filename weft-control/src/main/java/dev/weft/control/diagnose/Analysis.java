@@ -44,7 +44,7 @@ public final class Analysis {
             "app-at-capacity", "circuit-open");
 
     /**
-     * @param nowMicros       end of the window (epoch µs)
+     * @param nowMicros       end of the window (epoch µs): spans that ended after it are left out
      * @param windowMicros    the window's length (default 30 s)
      * @param baselineMicros  the baseline's length, just before the window (default 5 min)
      * @param slos            per service, from the policy documents (services without one use the default rule)
@@ -80,6 +80,9 @@ public final class Analysis {
 
     private void add(CallTree t, int i) {
         DiagnoseSpan s = t.span(i);
+        if (s.endMicros() > p.nowMicros()) {
+            return; // may still lack children that other sidecars have not exported yet (see DiagnoseApi.SETTLE)
+        }
         long windowFrom = p.nowMicros() - p.windowMicros();
         Period per = s.startMicros() >= windowFrom ? now
                 : s.startMicros() >= windowFrom - p.baselineMicros() ? before : null;

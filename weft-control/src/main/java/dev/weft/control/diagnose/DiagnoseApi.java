@@ -32,6 +32,13 @@ import java.util.concurrent.TimeUnit;
 public final class DiagnoseApi implements AutoCloseable {
     public static final Duration DEFAULT_WINDOW = Duration.ofSeconds(30);
     public static final Duration DEFAULT_BASELINE = Duration.ofMinutes(5);
+    /**
+     * The newest spans are left out: each sidecar exports its spans at least once a second, so a trace's spans arrive
+     * from its sidecars up to about a second apart, and a span whose children have not arrived yet looks as if it
+     * spent their time itself (or originated their errors). Measured on the four-tier test before this existed: with
+     * a 4 s window, services that only waited on a slow callee showed p90 self times grown by 9 to 14 ms.
+     */
+    static final Duration SETTLE = Duration.ofSeconds(2);
     static final Duration MAX_WINDOW = Duration.ofHours(1);
     static final Duration MAX_BASELINE = Duration.ofHours(24);
     private static final Set<String> PARAMS = Set.of("window", "baseline");
@@ -76,7 +83,7 @@ public final class DiagnoseApi implements AutoCloseable {
             return CompletableFuture.completedFuture(error(404, "not-found",
                     "this control plane collects no spans (started with --trace-store-spans 0): nothing to diagnose"));
         }
-        long now = System.currentTimeMillis() * 1000;
+        long now = (System.currentTimeMillis() - SETTLE.toMillis()) * 1000;
         long from = now - window.toNanos() / 1000 - baseline.toNanos() / 1000;
         CompletableFuture<List<SpanStore.Trace>> copied = traces.read(store -> store.recentTraces(from, now + 60_000_000L));
         CompletableFuture<Map<String, String>> policies = backend.policies()

@@ -171,6 +171,15 @@ class AnalysisTest {
         assertThat(Slos.read(Map.of("x", "services: [", "y", "services:\n  b:\n    slo: {p99: soon}\n"))).isEmpty();
     }
 
+    @Test
+    void spans_that_ended_after_the_window_are_left_out_as_their_children_may_not_have_arrived() {
+        Analysis a = analysis(Map.of());
+        List<DiagnoseSpan> late = new FourTiers().trace(NOW - 10_000);
+        a.add(late.subList(0, 4)); // b's outbound call and c's span not exported yet
+        Diagnosis d = a.finish();
+        assertThat(d.window().spans()).isZero();
+    }
+
     private static Analysis analysis(Map<String, Slo> slos) {
         return new Analysis(Analysis.Params.of(NOW, WINDOW, BASELINE, slos));
     }
