@@ -22,8 +22,8 @@ import java.util.concurrent.Callable;
  * evidence, or the JSON as is with {@code --json}.
  */
 @Command(name = "diagnose", mixinStandardHelpOptions = true, sortOptions = false,
-        description = {"Names the root cause of a slowdown or of errors, from the traces the control plane holds:",
-                "the service (or instance) whose own time grew or that originates errors, over a window against the",
+        description = {"Names the root cause of a slowdown or of errors, from the traces the control plane holds.",
+                "The service (or instance) whose own time grew or that originates errors, over a window against the",
                 "baseline before it. Services that only wait on it, or queue for it, are listed as such."})
 public final class DiagnoseCommand implements Callable<Integer> {
     private static final ObjectMapper JSON = new ObjectMapper()
