@@ -180,6 +180,32 @@ class AnalysisTest {
         assertThat(d.window().spans()).isZero();
     }
 
+    @Test
+    void a_call_failing_between_the_sidecars_is_the_callees_own_error_and_shed_calls_are_overload() {
+        Analysis a = analysis(Map.of());
+        for (int i = 0; i < 20; i++) {
+            long t = NOW - 20 * S + i * S / 2;
+            String trace = String.format("%032x", 9000 + i);
+            // x calls y; every other call is reset before any answer (y crashed): no SERVER span for it
+            boolean reset = i % 2 == 0;
+            a.add(List.of(new DiagnoseSpan(trace, "01", null, true, "x", "y", t, 5_000, t + 10, reset ? 502 : 200,
+                    reset ? "upstream-reset" : null, "127.0.0.1:9001", "y-1")));
+        }
+        for (int i = 0; i < 20; i++) {
+            long t = NOW - 20 * S + i * S / 2;
+            String trace = String.format("%032x", 9100 + i);
+            // z's own sidecar refuses a third of what reaches it: its inbound limit
+            a.add(List.of(new DiagnoseSpan(trace, "02", null, false, "z", null, t, 300, 0, i % 3 == 0 ? 503 : 200,
+                    i % 3 == 0 ? "inbound-limit" : null, null, null)));
+        }
+        Diagnosis d = a.finish();
+        assertThat(d.culprits()).extracting(Diagnosis.Culprit::service, Diagnosis.Culprit::endpoint, Diagnosis.Culprit::kind)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple("y", null, "errors")); // its only instance: the service
+        assertThat(d.culprits().getFirst().errorKinds()).containsEntry("upstream-reset", 10L);
+        assertThat(d.overloaded()).extracting(Diagnosis.Overloaded::service).containsExactly("z");
+        assertThat(d.overloaded().getFirst().reason()).contains("refused 7 of 20 requests at once (inbound-limit ×7)");
+    }
+
     private static Analysis analysis(Map<String, Slo> slos) {
         return new Analysis(Analysis.Params.of(NOW, WINDOW, BASELINE, slos));
     }

@@ -80,10 +80,17 @@ class DiagnoseApiTest {
         assertThat(d.get("backPressure").isArray()).isTrue();
         assertThat(d.get("overloaded").isArray()).isTrue();
 
-        // The same answer as the command prints it.
-        String text = dev.weft.control.cli.DiagnoseCommandView.render(r.body());
-        assertThat(text).startsWith("c endpoint 127.0.0.1:7003 (c-1) is 10× slower")
-                .contains("127.0.0.1:7003 c-1", "latency");
+        // The same answer as ./weft diagnose prints it, and as it passes it on with --json.
+        java.io.StringWriter out = new java.io.StringWriter();
+        int code = new picocli.CommandLine(new dev.weft.control.cli.DiagnoseCommand()).setOut(new java.io.PrintWriter(out))
+                .execute("--control", base.replace("http://", "weft://"), "--window", "30s", "--baseline", "2m");
+        assertThat(code).isZero();
+        assertThat(out.toString()).startsWith("c endpoint 127.0.0.1:7003 (c-1) is 10× slower")
+                .contains("127.0.0.1:7003 c-1", "latency", "b, a and entry are waiting on it");
+        java.io.StringWriter json = new java.io.StringWriter();
+        assertThat(new picocli.CommandLine(new dev.weft.control.cli.DiagnoseCommand()).setOut(new java.io.PrintWriter(json))
+                .execute("--control", base, "--json")).isZero();
+        assertThat(JSON.readTree(json.toString()).get("culprits").get(0).get("endpoint").asText()).isEqualTo(FourTiers.C1);
     }
 
     @Test
@@ -122,6 +129,21 @@ class DiagnoseApiTest {
         assertThat(empty.statusCode()).isEqualTo(200);
         assertThat(JSON.readTree(empty.body()).get("verdict").asText()).startsWith("no traces in the last 30 s");
         assertThat(send("GET", "/v1/health", null).statusCode()).as("other routes pass on").isEqualTo(200);
+    }
+
+    @Test
+    void the_command_says_which_control_plane_it_could_not_reach() throws Exception {
+        java.io.StringWriter err = new java.io.StringWriter();
+        int port;
+        try (java.net.ServerSocket free = new java.net.ServerSocket(0)) {
+            port = free.getLocalPort();
+        }
+        int code = new picocli.CommandLine(new dev.weft.control.cli.DiagnoseCommand()).setErr(new java.io.PrintWriter(err))
+                .execute("--control", "127.0.0.1:" + port);
+        assertThat(code).isEqualTo(1);
+        assertThat(err.toString()).startsWith("weft diagnose: cannot reach http://127.0.0.1:" + port + "/v1/diagnose");
+        assertThat(new picocli.CommandLine(new dev.weft.control.cli.DiagnoseCommand()).setErr(new java.io.PrintWriter(err))
+                .execute("--control", "ftp://x")).as("a bad address is a usage error").isEqualTo(2);
     }
 
     private HttpResponse<String> send(String method, String path, String body) throws Exception {
