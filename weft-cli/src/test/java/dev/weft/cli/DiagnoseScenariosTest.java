@@ -2,6 +2,7 @@ package dev.weft.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.weft.control.cli.DiagnoseCommand;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -189,18 +190,24 @@ class DiagnoseScenariosTest {
         throw new AssertionError(scenario + ": not named within " + within + "; last diagnosis: " + last);
     }
 
-    /** Runs {@code ./weft diagnose} as a user would and keeps its output and the JSON for the docs. */
+    /**
+     * Keeps, for the docs, the answer that named the cause as {@code ./weft diagnose} prints it, and runs the command
+     * as a user would (its own request, a moment later: the answer may have moved on).
+     */
     private void save(String scenario, String json) throws IOException {
         StringWriter out = new StringWriter();
         int code = WeftCli.commandLine("diagnose").setOut(new PrintWriter(out)).execute("diagnose", "--control",
                 mesh.control, "--window", WINDOW, "--baseline", BASELINE);
         assertThat(code).isZero();
+        assertThat(out.toString()).isNotBlank();
+        String named = DiagnoseCommand.render(DiagnoseCommand.parse(json));
         Path results = Path.of("target", "diagnose");
         Files.createDirectories(results);
-        Files.writeString(results.resolve(scenario + ".txt"), "$ ./weft diagnose --window " + WINDOW + " --baseline "
-                + BASELINE + "\n" + out);
+        String command = "$ ./weft diagnose --window " + WINDOW + " --baseline " + BASELINE + "\n";
+        Files.writeString(results.resolve(scenario + ".txt"), command + named);
+        Files.writeString(results.resolve(scenario + "-next.txt"), command + out);
         Files.writeString(results.resolve(scenario + ".json"), json);
-        System.out.println("[" + scenario + "]\n" + out);
+        System.out.println("[" + scenario + "]\n" + named + "[" + scenario + ", the command a moment later]\n" + out);
     }
 
     /** Closed-loop callers through the entry, each waiting {@code thinkMs} between calls. */

@@ -63,7 +63,7 @@ public final class DiagnoseCommand implements Callable<Integer> {
             if (json) {
                 out.println(body);
             } else {
-                out.print(render(JSON.readValue(body, Diagnosis.class)));
+                out.print(render(parse(body)));
             }
             out.flush();
             return 0;
@@ -73,8 +73,8 @@ public final class DiagnoseCommand implements Callable<Integer> {
         }
     }
 
-    /** The verdict, then the ranked culprits with their evidence, then the symptoms. */
-    static String render(Diagnosis d) {
+    /** The verdict, then the ranked culprits with their evidence, then the symptoms: what the command prints. */
+    public static String render(Diagnosis d) {
         StringBuilder sb = new StringBuilder(d.verdict()).append('\n');
         if (!d.culprits().isEmpty()) {
             Table t = new Table("#", "SERVICE", "ENDPOINT", "KIND", "SCORE", "SELF P90 BEFORE", "SELF P90 NOW",
@@ -113,6 +113,11 @@ public final class DiagnoseCommand implements Callable<Integer> {
                 w.windowTraces(), (w.toMs() - w.fromMs()) / 1000, w.baselineTraces(),
                 (w.fromMs() - w.baselineFromMs()) / 1000));
         return sb.toString();
+    }
+
+    /** A {@code /v1/diagnose} answer (fields it does not know are skipped, so a newer control plane can add some). */
+    public static Diagnosis parse(String json) throws IOException {
+        return JSON.readValue(json, Diagnosis.class);
     }
 
     private static String ms(double v) {
