@@ -51,7 +51,8 @@ import java.util.concurrent.TimeUnit;
  * <p>Where registrations and policies live is the {@link ControlBackend}: the data dir by default (all registry state
  * on the single store thread of {@link RegistryStore}), or an external store such as etcd. Threading: two event-loop
  * threads ("weft-control-N") serve connections; collected spans live on the single "weft-control-spans" thread of
- * {@link TraceApi}. {@link #start} and {@link #close} may be called from any thread.
+ * {@link TraceApi}; culprit finding ({@code GET /v1/diagnose}) runs on the single "weft-control-diagnose" thread of
+ * {@link DiagnoseApi}. {@link #start} and {@link #close} may be called from any thread.
  */
 public final class ControlPlane implements AutoCloseable {
     /** How often a watch stream carries a heartbeat line, so clients can tell a quiet stream from a dead one. */
