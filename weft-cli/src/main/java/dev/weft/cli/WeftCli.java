@@ -5,6 +5,7 @@ import dev.weft.bench.DemoCommand;
 import dev.weft.bench.LoadCommand;
 import dev.weft.control.ControlCommand;
 import dev.weft.control.ca.TokenCommand;
+import dev.weft.control.cli.DiagnoseCommand;
 import dev.weft.control.cli.StatCommand;
 import dev.weft.control.cli.TopCommand;
 import dev.weft.control.cli.TraceCommand;
@@ -37,7 +38,7 @@ import java.util.Properties;
 public final class WeftCli implements Runnable {
     /** In the order the usage lists them. */
     static final List<String> SUBCOMMANDS = List.of("sidecar", "control", "demo", "provider", "consumer", "load",
-            "bench", "trace", "stat", "top", "apply", "token", "help");
+            "bench", "trace", "diagnose", "stat", "top", "apply", "token", "help");
 
     @Spec
     CommandSpec spec;
@@ -91,6 +92,7 @@ public final class WeftCli implements Runnable {
             case "load" -> new LoadCommand();
             case "bench" -> new BenchCommand();
             case "trace" -> new TraceCommand();
+            case "diagnose" -> new DiagnoseCommand();
             case "stat" -> new StatCommand();
             case "top" -> new TopCommand();
             case "apply" -> new ApplyCommand();

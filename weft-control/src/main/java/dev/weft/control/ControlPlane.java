@@ -17,6 +17,8 @@ import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import dev.weft.control.ca.CertificateAuthority;
+import dev.weft.control.diagnose.DiagnoseApi;
+import dev.weft.control.diagnose.DiagnoseHttpHandler;
 import dev.weft.control.trace.TraceApi;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -49,7 +51,8 @@ import java.util.concurrent.TimeUnit;
  * <p>Where registrations and policies live is the {@link ControlBackend}: the data dir by default (all registry state
  * on the single store thread of {@link RegistryStore}), or an external store such as etcd. Threading: two event-loop
  * threads ("weft-control-N") serve connections; collected spans live on the single "weft-control-spans" thread of
- * {@link TraceApi}. {@link #start} and {@link #close} may be called from any thread.
+ * {@link TraceApi}; culprit finding ({@code GET /v1/diagnose}) runs on the single "weft-control-diagnose" thread of
+ * {@link DiagnoseApi}. {@link #start} and {@link #close} may be called from any thread.
  */
 public final class ControlPlane implements AutoCloseable {
     /** How often a watch stream carries a heartbeat line, so clients can tell a quiet stream from a dead one. */
@@ -63,6 +66,8 @@ public final class ControlPlane implements AutoCloseable {
     private CertificateAuthority authority;
     private ControlBackend store;
     private TraceApi traces;
+    /** Culprit finding over the span store ({@code GET /v1/diagnose}). */
+    private DiagnoseApi diagnose;
     private EventLoopGroup group;
     private ChannelGroup channels;
     private Channel server;
@@ -134,6 +139,7 @@ public final class ControlPlane implements AutoCloseable {
         ControlBackend opened = backend;
         CertificateAuthority ca = authority;
         TraceApi spans = traceStoreSpans > 0 ? new TraceApi(traceStoreSpans) : null;
+        DiagnoseApi diagnose = new DiagnoseApi(spans, opened);
         boolean epoll = Epoll.isAvailable();
         EventLoopGroup loops = new MultiThreadIoEventLoopGroup(2, new DefaultThreadFactory("weft-control", true),
                 epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
@@ -157,6 +163,7 @@ public final class ControlPlane implements AutoCloseable {
                                 // auto-read off, so a pipelining client gets its answers in order.
                                 .addLast("one-at-a-time", new FlowControlHandler())
                                 .addLast("policies", new PolicyHttpHandler(opened))
+                                .addLast("diagnose", new DiagnoseHttpHandler(diagnose))
                                 .addLast("api", new ControlHttpHandler(opened, watchHeartbeat, spans, ca));
                     }
                 });
@@ -164,6 +171,7 @@ public final class ControlPlane implements AutoCloseable {
         if (!bind.isSuccess()) {
             loops.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
             opened.close();
+            diagnose.close();
             if (spans != null) {
                 spans.close();
             }
@@ -172,6 +180,7 @@ public final class ControlPlane implements AutoCloseable {
         }
         this.store = opened;
         this.traces = spans;
+        this.diagnose = diagnose;
         this.group = loops;
         this.channels = open;
         this.server = bind.channel();
@@ -220,6 +229,7 @@ public final class ControlPlane implements AutoCloseable {
         channels.close().awaitUninterruptibly();
         // After the connections, so nothing queues new work on a closing store.
         store.close();
+        diagnose.close();
         if (traces != null) {
             traces.close();
             traces = null;
