@@ -95,9 +95,14 @@ final class TlsMesh implements AutoCloseable {
 
     /** A real workload certificate from the mesh's CA, held by an identity this mesh closes. */
     WorkloadCertificate certificate(String service) throws Exception {
+        return identity(service).current();
+    }
+
+    /** A real workload identity from the mesh's CA, renewed like a sidecar's, closed with this mesh. */
+    SidecarIdentity identity(String service) throws Exception {
         SidecarIdentity id = SidecarIdentity.start(service, registryUrl(), tokenFile(service), MtlsMode.STRICT);
         started.add(id);
-        return id.current();
+        return id;
     }
 
     /** The mesh's root and its key, read from the CA's data dir as a test may (the sidecars never see the key). */
