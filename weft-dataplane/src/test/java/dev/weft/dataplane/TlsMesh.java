@@ -43,8 +43,8 @@ import java.util.regex.Pattern;
  */
 final class TlsMesh implements AutoCloseable {
     final Path dir;
-    final CertificateAuthority ca;
-    final ControlPlane control;
+    CertificateAuthority ca;
+    ControlPlane control;
     final int controlPort;
     private final List<AutoCloseable> started = new ArrayList<>();
     final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
@@ -54,6 +54,17 @@ final class TlsMesh implements AutoCloseable {
         ca = CertificateAuthority.open(dir.resolve("ca"), CertificateAuthority.Settings.defaults().withCertTtl(certTtl));
         control = new ControlPlane().authority(ca);
         controlPort = control.start(new InetSocketAddress("127.0.0.1", 0), dir.resolve("data")).getPort();
+    }
+
+    /**
+     * Stops the control plane and starts it again on the same port and data dir with other CA settings (a root
+     * rotation's steps): registrations, tokens and the generated root's files carry over.
+     */
+    void restartControlPlane(CertificateAuthority.Settings settings) throws Exception {
+        control.close();
+        ca = CertificateAuthority.open(dir.resolve("ca"), settings);
+        control = new ControlPlane().authority(ca);
+        control.start(new InetSocketAddress("127.0.0.1", controlPort), dir.resolve("data"));
     }
 
     String registryUrl() {
