@@ -223,6 +223,30 @@ class MeshTlsTest {
         }
     }
 
+    @Test
+    void offSpeaksNoTlsAtAllAndStrictRefusesThePlaintextHttp1MeshLinkAtStart() throws Exception {
+        TestApp app = mesh.app();
+        Sidecar off = mesh.sidecar("provider", "off", app, null);
+        assertThat(off.identity()).isNull();
+        assertThat(mesh.admin(off, "/config")).contains("\"mtls\" : \"off\"", "\"meshLinkEncrypted\" : false");
+        WorkloadCertificate cert = mesh.certificate("consumer");
+        try (TlsPeer peer = new TlsPeer(MeshFixture.port(off, "inbound"), cert.key(), cert.chain(),
+                cert.trustBundle(), "weft-wmp/1")) {
+            peer.send(get(1, "/echo"));
+            assertThat(peer.status(1)).isZero();
+        } catch (javax.net.ssl.SSLException e) {
+            // refused within the handshake: the ClientHello was closed unanswered
+        }
+        assertThat(mesh.metric(off, "weft_tls_refused_total{side=\"server\",reason=\"no_local_certificate\"}"))
+                .isEqualTo(1);
+
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> SidecarConfig.builder("consumer", app.address())
+                        .registry(mesh.registryUrl()).tokenFile(mesh.tokenFile("consumer")).mtls("strict")
+                        .meshProtocol("http1").build())
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("--mtls strict needs --mesh-protocol wmp");
+    }
+
     private boolean refused(int port, KeyPair keys, X509Certificate leaf, List<X509Certificate> roots, String alpn)
             throws Exception {
         try (TlsPeer peer = new TlsPeer(port, keys.getPrivate(), List.of(leaf), roots, alpn)) {
