@@ -5,6 +5,10 @@ import dev.weft.dataplane.fuzz.WmpSequences;
 import dev.weft.dataplane.security.WorkloadCertificate;
 import dev.weft.protocol.WmpHeaders;
 import dev.weft.protocol.WmpRequest;
+import dev.weft.registry.Endpoint;
+import dev.weft.registry.Registration;
+import dev.weft.registry.Registries;
+import dev.weft.registry.Registry;
 import io.netty.buffer.Unpooled;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -25,6 +29,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -224,6 +229,28 @@ class MeshTlsTest {
     }
 
     @Test
+    void theDiallingSideRefusesAPeerWhoseCertificateNamesAnotherServiceThanTheOneRegisteredAtItsAddress()
+            throws Exception {
+        TestApp billingApp = mesh.app();
+        Sidecar billing = mesh.sidecar("billing", "strict", billingApp, null);
+        Sidecar consumer = mesh.sidecar("consumer", "strict", mesh.app(), "provider");
+        // A registration for 'provider' that points at billing's sidecar (the registry takes writes from anyone yet).
+        try (Registry registry = Registries.open(mesh.registryUrl());
+             Registration fake = registry.register(new Endpoint("provider", "fake-1", "127.0.0.1",
+                     MeshFixture.port(billing, "inbound"), 1, 100, Map.of()), Duration.ofSeconds(10))) {
+            URI uri = URI.create("http://127.0.0.1:" + MeshFixture.port(consumer, "upstream provider") + "/echo");
+            HttpRequest r = HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5)).build();
+            // Each request tries the endpoint (until it is ejected): the dial's handshake is refused.
+            await().atMost(Duration.ofSeconds(10)).until(() -> mesh.http.send(r,
+                    HttpResponse.BodyHandlers.ofString()).statusCode() == 503 && mesh.metric(consumer,
+                    "weft_tls_refused_total{side=\"client\",reason=\"wrong_service\"}") > 0);
+            assertThat(mesh.http.send(r, HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(503);
+            assertThat(billingApp.served.get() - billingApp.healthChecks.get()).as("nothing reached billing's app")
+                    .isZero();
+        }
+    }
+
+    @Test
     void offSpeaksNoTlsAtAllAndStrictRefusesThePlaintextHttp1MeshLinkAtStart() throws Exception {
         TestApp app = mesh.app();
         Sidecar off = mesh.sidecar("provider", "off", app, null);
@@ -252,8 +279,8 @@ class MeshTlsTest {
         try (TlsPeer peer = new TlsPeer(port, keys.getPrivate(), List.of(leaf), roots, alpn)) {
             peer.send(get(1, "/echo"));
             return peer.status(1) == 0;
-        } catch (javax.net.ssl.SSLException e) {
-            return true; // refused within the client's handshake
+        } catch (java.io.IOException e) {
+            return true; // refused within the client's handshake, or closed before the request could be written
         }
     }
 

@@ -39,6 +39,8 @@ final class TlsPeer implements AutoCloseable {
     private final EmbeddedChannel decoder = new EmbeddedChannel(new WmpFrameDecoder(WmpLimits.defaults(),
             new WmpCodecMetrics()));
     String lastBody = "";
+    /** Writing failed: the server had already closed the connection. */
+    private boolean refusedOnWrite;
 
     /**
      * Connects and finishes the TLS handshake as far as the client sees it (in TLS 1.3 the server judges the client's
@@ -80,6 +82,10 @@ final class TlsPeer implements AutoCloseable {
         return (X509Certificate) socket.getSession().getPeerCertificates()[0];
     }
 
+    /**
+     * Writes a frame. A server that refused this client may have closed before it is written (a broken pipe, an
+     * alert): that is not an error here, the next {@link #read} returns null.
+     */
     void send(WmpFrame frame) throws IOException {
         encoder.writeOutbound(frame);
         for (ByteBuf b; (b = encoder.readOutbound()) != null; ) {
@@ -87,16 +93,21 @@ final class TlsPeer implements AutoCloseable {
                 byte[] bytes = new byte[b.readableBytes()];
                 b.readBytes(bytes);
                 socket.getOutputStream().write(bytes);
+                socket.getOutputStream().flush();
+            } catch (javax.net.ssl.SSLException | java.net.SocketException e) {
+                refusedOnWrite = true;
             } finally {
                 b.release();
             }
         }
-        socket.getOutputStream().flush();
     }
 
     /** The next frame (released), or null when the connection ended: by a close, an alert or a reset. */
     WmpFrame read() throws IOException {
         byte[] buf = new byte[8192];
+        if (refusedOnWrite) {
+            return null;
+        }
         while (true) {
             WmpFrame f = decoder.readInbound();
             if (f != null) {

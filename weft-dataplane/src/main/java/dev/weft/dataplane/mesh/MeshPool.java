@@ -103,9 +103,10 @@ public final class MeshPool implements AutoCloseable {
     /**
      * A usable session to {@code host:port} on {@code loop}, dialling one if needed. Call on {@code loop}.
      *
-     * @param key {@code host:port}, as the caller already has it
+     * @param service the service registered at that address: over mTLS the peer's certificate must name it
+     * @param key     {@code host:port}, as the caller already has it
      */
-    public Future<MeshSession> session(EventLoop loop, String host, int port, String key) {
+    public Future<MeshSession> session(EventLoop loop, String service, String host, int port, String key) {
         Slot[] slots = perLoop.computeIfAbsent(loop, l -> new HashMap<>())
                 .computeIfAbsent(key, k -> new Slot[connectionsPerPeer]);
         // Spread streams: take the usable connection with the fewest streams; dial into an empty slot if any.
@@ -113,6 +114,12 @@ public final class MeshPool implements AutoCloseable {
         int emptySlot = -1;
         for (int i = 0; i < slots.length; i++) {
             Slot s = slots[i];
+            if (s != null && s.service != null && !s.service.equals(service)) {
+                // The address now belongs to another service (a restart elsewhere took the port): not this peer.
+                slots[i] = null;
+                s.session.channel().close();
+                s = null;
+            }
             if (s == null || (s.session == null && s.pending == null) || (s.session != null && !s.session.isUsable())) {
                 if (emptySlot < 0) {
                     emptySlot = i;
@@ -127,7 +134,7 @@ public final class MeshPool implements AutoCloseable {
             return loop.newSucceededFuture(best);
         }
         if (emptySlot >= 0) {
-            return dial(loop, slots, emptySlot, host, port, key);
+            return dial(loop, slots, emptySlot, service, host, port, key);
         }
         // All slots are dialling: wait for the first.
         for (Slot s : slots) {
@@ -138,7 +145,8 @@ public final class MeshPool implements AutoCloseable {
         return loop.newFailedFuture(new IllegalStateException("no mesh connection slot to " + key));
     }
 
-    private Future<MeshSession> dial(EventLoop loop, Slot[] slots, int index, String host, int port, String key) {
+    private Future<MeshSession> dial(EventLoop loop, Slot[] slots, int index, String service, String host, int port,
+                                     String key) {
         Slot slot = new Slot();
         slots[index] = slot;
         Promise<MeshSession> promise = loop.newPromise();
@@ -176,10 +184,10 @@ public final class MeshPool implements AutoCloseable {
                 ssl[0].handshakeFuture().addListener(h -> {
                     if (!h.isSuccess()) {
                         failed(slots, index, promise, key, h.cause()); // the SslHandler closes the channel
-                    } else if (tls.verified(ssl[0], false, key) == null) {
+                    } else if ((slot.service = tls.verifiedAs(ssl[0], service, key)) == null) {
                         cf.channel().close();
-                        failed(slots, index, promise, key, new javax.net.ssl.SSLHandshakeException("the peer did not"
-                                + " agree on ALPN " + MeshTls.ALPN + " or sent an unusable certificate"));
+                        failed(slots, index, promise, key, new javax.net.ssl.SSLHandshakeException("the peer is not"
+                                + " service '" + service + "' speaking " + MeshTls.ALPN + " (see weft_tls_refused_total)"));
                     } else {
                         opened(slots, index, slot, session, promise, cf.channel());
                     }
@@ -237,6 +245,8 @@ public final class MeshPool implements AutoCloseable {
 
     private static final class Slot {
         MeshSession session;
+        /** The service the peer's certificate proved, null on a plaintext connection (nothing proved). */
+        String service;
         Promise<MeshSession> pending;
     }
 

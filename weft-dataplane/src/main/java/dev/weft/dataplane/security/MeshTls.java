@@ -176,6 +176,25 @@ public final class MeshTls {
         }
     }
 
+    /**
+     * The dialling side after a successful handshake: the peer's service when it agreed on {@value #ALPN} and its
+     * certificate names {@code expected} (the service registered at the address dialled), else null (counted,
+     * logged; the caller closes). Without this, any member of the mesh could answer for any service whose address
+     * it holds.
+     */
+    public String verifiedAs(SslHandler h, String expected, String peer) {
+        PeerIdentity id = verified(h, false, peer);
+        if (id == null) {
+            return null;
+        }
+        if (!id.service().equals(expected)) {
+            refused(false, TlsRefusal.WRONG_SERVICE, "peer " + peer + " is registered for service '" + expected
+                    + "' but its certificate names " + id.spiffeId());
+            return null;
+        }
+        return id.service();
+    }
+
     /** Counts a refused connection and logs why, at most once a second per reason. */
     public void refused(boolean isServer, TlsRefusal reason, String detail) {
         refused[isServer ? 0 : 1][reason.ordinal()].increment();

@@ -22,6 +22,8 @@ public enum TlsRefusal {
     SPIFFE_ID("spiffe_id"),
     /** A SPIFFE ID of another trust domain, though signed by a root we trust. */
     TRUST_DOMAIN("trust_domain"),
+    /** Dialling side: the peer's certificate names another service than the one registered at its address. */
+    WRONG_SERVICE("wrong_service"),
     /** The peer and we agreed on no ALPN protocol: it does not speak our WMP version. */
     ALPN("alpn"),
     /** Any other handshake failure (no common cipher or version, a timeout, a broken record). */
