@@ -50,7 +50,8 @@ import java.util.function.Supplier;
  *   app ──HTTP/1.1──▶ OutboundServer → Http1Downstream → ProxyExchange (outbound PolicyStack) → WmpUpstream ──▶ WMP
  *   WMP ──▶ InboundServer/MeshSession → WmpDownstream → ProxyExchange (inbound PolicyStack) → HttpUpstream ──▶ app
  * </pre>
- * and the answer back the same way. The Collaborator carries each exchange on both sides.
+ * and the answer back the same way. The Collaborator carries each exchange on both sides. Between the two sidecars
+ * WMP runs inside mTLS while they hold certificates ({@code security/MeshTls}, built from the identity here).
  *
  * <p>What it assembles is elsewhere, one concern per class: the local app and the limit in front of it
  * ({@code inbound/LocalApp}), policy documents pushed through the registry ({@code resilience/PolicyUpdates}), and the
