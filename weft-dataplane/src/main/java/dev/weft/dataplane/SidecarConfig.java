@@ -309,7 +309,7 @@ public final class SidecarConfig {
         return tokenFile;
     }
 
-    /** What the certificate does for this sidecar (docs/security.md); the mesh link is plaintext in every mode yet. */
+    /** The certificate and the mesh link's TLS for this sidecar (docs/security.md, "Modes"). */
     public MtlsMode mtls() {
         return mtls;
     }
