@@ -60,10 +60,16 @@ final class PeerVerifier extends X509ExtendedTrustManager {
     /**
      * The peer identity of a leaf this verifier accepted (its one SPIFFE ID, read again: once per connection).
      *
-     * @throws CertificateException when the leaf carries no usable SPIFFE ID
+     * @throws TlsRefusal.PeerRejected when the leaf carries no usable SPIFFE ID (always this type, so that the
+     *                                  refusal is counted by its reason)
      */
-    static PeerIdentity identityOf(X509Certificate leaf, String trustDomain) throws CertificateException {
-        List<String> uris = uriSans(leaf);
+    static PeerIdentity identityOf(X509Certificate leaf, String trustDomain) throws TlsRefusal.PeerRejected {
+        List<String> uris;
+        try {
+            uris = uriSans(leaf);
+        } catch (CertificateParsingException | RuntimeException e) {
+            throw new TlsRefusal.PeerRejected(TlsRefusal.SPIFFE_ID, "unreadable subjectAltName: " + e.getMessage());
+        }
         if (uris.size() != 1) {
             throw new TlsRefusal.PeerRejected(TlsRefusal.SPIFFE_ID, "expected exactly one URI SAN, found "
                     + uris.size() + " " + uris);
