@@ -205,6 +205,22 @@ class MeshTlsTest {
     }
 
     @Test
+    void twoPermissiveSidecarsHoldingCertificatesTalkMutualTls() throws Exception {
+        Sidecar provider = mesh.sidecar("provider", "permissive", mesh.app(), null);
+        Sidecar consumer = mesh.sidecar("consumer", "permissive", mesh.app(), "provider");
+        // Permissive gets its certificate in the background; a connection dialled before it arrives stays plaintext.
+        await().atMost(Duration.ofSeconds(10)).until(() -> provider.identity().current() != null
+                && consumer.identity().current() != null);
+        URI uri = URI.create("http://127.0.0.1:" + MeshFixture.port(consumer, "upstream provider") + "/caller");
+        HttpRequest forged = HttpRequest.newBuilder(uri).header(CALLER, "admin").timeout(Duration.ofSeconds(5)).build();
+        await().atMost(Duration.ofSeconds(10)).until(() -> mesh.http.send(forged,
+                HttpResponse.BodyHandlers.ofString()).statusCode() == 200);
+        assertThat(mesh.http.send(forged, HttpResponse.BodyHandlers.ofString()).body()).isEqualTo("consumer");
+        assertThat(mesh.metric(consumer, "weft_tls_handshakes_total{side=\"client\",result=\"ok\"}")).isPositive();
+        assertThat(mesh.metric(provider, "weft_tls_handshakes_total{side=\"server\",result=\"ok\"}")).isPositive();
+    }
+
+    @Test
     void aPermissiveSidecarWithACertificateStillServesAPlaintextPeerWithoutOne() throws Exception {
         TestApp app = mesh.app();
         Sidecar provider = mesh.sidecar("provider", "permissive", app, null);
