@@ -221,6 +221,43 @@ class MeshTlsTest {
     }
 
     @Test
+    void aPermissiveConnectionDialledBeforeTheCertificateArrivedIsReplacedByAnMtlsOne() throws Exception {
+        Sidecar provider = mesh.sidecar("provider", "permissive", mesh.app(), null);
+        await().atMost(Duration.ofSeconds(10)).until(() -> provider.identity().current() != null);
+        // The consumer's token file is empty at first: no certificate, so it dials plaintext (counted failures).
+        Path tokenFile = Files.writeString(dir.resolve("late.token"), "");
+        SidecarConfig cfg = SidecarConfig.builder("consumer", mesh.app().address())
+                .inbound(new java.net.InetSocketAddress("127.0.0.1", 0))
+                .admin(new java.net.InetSocketAddress("127.0.0.1", 0)).registry(mesh.registryUrl()).workers(1)
+                .upstreams(Map.of("provider", new java.net.InetSocketAddress("127.0.0.1", 0)))
+                .meshConnectionsPerPeer(1).tokenFile(tokenFile).mtls("permissive").build();
+        try (Sidecar consumer = new Sidecar(cfg)) {
+            consumer.start();
+            URI uri = URI.create("http://127.0.0.1:" + MeshFixture.port(consumer, "upstream provider") + "/caller");
+            HttpRequest r = HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5)).build();
+            await().atMost(Duration.ofSeconds(10)).until(() -> mesh.http.send(r,
+                    HttpResponse.BodyHandlers.ofString()).statusCode() == 200);
+            assertThat(consumer.identity().current()).isNull();
+            assertThat(mesh.metric(provider, "weft_tls_handshakes_total{side=\"server\",result=\"ok\"}")).isZero();
+
+            Files.copy(mesh.tokenFile("consumer"), tokenFile, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            await().atMost(Duration.ofSeconds(15)).until(() -> consumer.identity().current() != null);
+            for (int i = 0; i < 20; i++) {
+                HttpResponse<String> a = mesh.http.send(r, HttpResponse.BodyHandlers.ofString());
+                assertThat(a.statusCode()).as(a.body()).isEqualTo(200);
+                assertThat(a.body()).isEqualTo("consumer");
+            }
+            assertThat(mesh.metric(consumer, "weft_tls_handshakes_total{side=\"client\",result=\"ok\"}"))
+                    .isEqualTo(1);
+            assertThat(mesh.metric(provider, "weft_tls_handshakes_total{side=\"server\",result=\"ok\"}"))
+                    .isEqualTo(1);
+            // The plaintext connection said GOAWAY and closed: the provider has only the mTLS one left.
+            await().atMost(Duration.ofSeconds(5)).until(() -> mesh.metric(provider,
+                    "weft_connections_open{kind=\"mesh_inbound\"}") == 1);
+        }
+    }
+
+    @Test
     void aPermissiveSidecarWithACertificateStillServesAPlaintextPeerWithoutOne() throws Exception {
         TestApp app = mesh.app();
         Sidecar provider = mesh.sidecar("provider", "permissive", app, null);

@@ -35,7 +35,8 @@ import java.util.concurrent.atomic.LongAdder;
  * <p>With a certificate ({@link MeshTls#active()}) every connection is dialled with mTLS: one TLS 1.3 handshake per
  * pooled connection, never per request, and the connection is handed out only once the handshake is done and the
  * peer agreed on {@value MeshTls#ALPN}. A handshake that fails is a failed dial: nothing was sent, so the request may
- * go to another endpoint.
+ * go to another endpoint. A plaintext connection dialled before the certificate arrived (permissive mode) is
+ * replaced by an mTLS one at its next use, and closes once its streams are done.
  *
  * <p>Threads: {@link #session} must be called on the Worker loop it is given; each loop's table is confined to it.
  */
@@ -120,6 +121,15 @@ public final class MeshPool implements AutoCloseable {
                 s.session.channel().close();
                 s = null;
             }
+            if (s != null && s.plaintext && s.session.isUsable() && tls.active()) {
+                // Permissive: dialled before the certificate arrived. New streams go to an mTLS connection dialled
+                // into this slot; this one says GOAWAY (as an initiator that stops using it) and closes once its
+                // streams are done.
+                s.session.goAway("upgrading to mTLS");
+                if (s.session.activeStreams() == 0) {
+                    s.session.channel().close();
+                }
+            }
             if (s == null || (s.session == null && s.pending == null) || (s.session != null && !s.session.isUsable())) {
                 if (emptySlot < 0) {
                     emptySlot = i;
@@ -179,6 +189,7 @@ public final class MeshPool implements AutoCloseable {
             if (!f.isSuccess()) {
                 failed(slots, index, promise, key, f.cause());
             } else if (ssl[0] == null) {
+                slot.plaintext = true;
                 opened(slots, index, slot, session, promise, cf.channel());
             } else {
                 ssl[0].handshakeFuture().addListener(h -> {
@@ -247,6 +258,8 @@ public final class MeshPool implements AutoCloseable {
         MeshSession session;
         /** The service the peer's certificate proved, null on a plaintext connection (nothing proved). */
         String service;
+        /** Dialled without TLS (no certificate yet): replaced by an mTLS connection once there is one. */
+        boolean plaintext;
         Promise<MeshSession> pending;
     }
 
