@@ -77,7 +77,7 @@ class MeshTlsTest {
         assertThat(mesh.admin(provider, "/config")).contains("\"meshLinkEncrypted\" : true");
 
         // One handshake per pooled connection: a burst on the warm connections adds none on either side.
-        for (int i = 0; i < 40; i++) {   // both pooled connections of both Workers come up
+        for (int i = 0; i < 40; i++) {   // warm: every connection these requests need is dialled now
             mesh.http.send(forged, HttpResponse.BodyHandlers.discarding());
         }
         long clientBefore = mesh.metric(consumer, "weft_tls_handshakes_total{side=\"client\",result=\"ok\"}");
