@@ -394,7 +394,7 @@ public final class Experiment implements AutoCloseable {
                 settings.shape() == Shape.HOP ? Duration.ZERO : settings.providerDelay(), settings.out());
         WindowSampler sampler = new WindowSampler(topology, controlPid, http, this::say);
         try {
-            LoadResult result = settings.generator().run(load, settle == null ? sampler : settling(sampler, settle),
+            LoadResult result = settings.generator().run(load, settle == null ? sampler : settle.around(sampler),
                     runDir);
             return new ExperimentResult(result, sampler.shares(), runDir, settings.keepLogs(), sampler.figures());
         } catch (InterruptedException | RuntimeException e) {
@@ -428,38 +428,6 @@ public final class Experiment implements AutoCloseable {
         RateSettle settle = new RateSettle();
         ExperimentResult result = measure(connections, cap, duration, settle);
         return new Settled(result, cap.isZero() ? RateSettle.Outcome.NONE : settle.outcome());
-    }
-
-    /** The sampler, with the warm-up's seconds also fed to {@code settle}, which may end the warm-up early. */
-    private static LoadGenerator.PhaseListener settling(WindowSampler sampler, RateSettle settle) {
-        return new LoadGenerator.PhaseListener() {
-            private boolean warming = true;
-            private boolean stable;
-
-            @Override
-            public void measurementStarting() {
-                warming = false;
-                sampler.measurementStarting();
-            }
-
-            @Override
-            public void measurementEnded() {
-                sampler.measurementEnded();
-            }
-
-            @Override
-            public void second(LoadGenerator.Tick tick) {
-                sampler.second(tick);
-                if (warming) {
-                    stable = settle.second(tick.seconds(), tick.ok());
-                }
-            }
-
-            @Override
-            public boolean warmedUp() {
-                return stable;
-            }
-        };
     }
 
     /** A measurement and how its warm-up ended. */

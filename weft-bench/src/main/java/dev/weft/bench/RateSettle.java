@@ -79,4 +79,38 @@ final class RateSettle {
     Outcome outcome() {
         return tookNanos == 0 ? Outcome.NONE : new Outcome(Duration.ofNanos(tookNanos), previous, last, !stable);
     }
+
+    /**
+     * {@code measured} with the warm-up's seconds also fed to this rule, which ends the warm-up once stable
+     * ({@link LoadGenerator.PhaseListener#warmedUp}); the measured window's seconds are not counted.
+     */
+    LoadGenerator.PhaseListener around(LoadGenerator.PhaseListener measured) {
+        return new LoadGenerator.PhaseListener() {
+            private boolean warming = true;
+
+            @Override
+            public void measurementStarting() {
+                warming = false;
+                measured.measurementStarting();
+            }
+
+            @Override
+            public void measurementEnded() {
+                measured.measurementEnded();
+            }
+
+            @Override
+            public void second(LoadGenerator.Tick tick) {
+                measured.second(tick);
+                if (warming) {
+                    RateSettle.this.second(tick.seconds(), tick.ok());
+                }
+            }
+
+            @Override
+            public boolean warmedUp() {
+                return stable;
+            }
+        };
+    }
 }

@@ -3,6 +3,8 @@ package dev.weft.bench;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -80,5 +82,30 @@ class RateSettleTest {
     @Test
     void noSuccessesIsNeverStable() {
         assertThat(feed(new RateSettle(), 0, 0, 0)).isEqualTo(-1);
+    }
+
+    @Test
+    void asTheGeneratorsListenerItPassesEverythingOnAndCountsOnlyTheWarmUp() {
+        RateSettle settle = new RateSettle();
+        List<String> seen = new ArrayList<>();
+        LoadGenerator.PhaseListener l = settle.around(new LoadGenerator.PhaseListener() {
+            @Override
+            public void measurementStarting() {
+                seen.add("start");
+            }
+
+            @Override
+            public void second(LoadGenerator.Tick tick) {
+                seen.add("second " + tick.ok());
+            }
+        });
+        for (int s = 0; s < 10; s++) {
+            l.second(new LoadGenerator.Tick(0, 1.0, 4_000, 0, 0, 0, null));
+        }
+        assertThat(l.warmedUp()).isTrue();
+        l.measurementStarting();
+        l.second(new LoadGenerator.Tick(0, 1.0, 9, 0, 0, 0, null));
+        assertThat(settle.outcome().took()).as("the measured second is not warm-up").isEqualTo(Duration.ofSeconds(10));
+        assertThat(seen).hasSize(12).contains("start").endsWith("second 9");
     }
 }

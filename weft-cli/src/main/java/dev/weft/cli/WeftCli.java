@@ -6,6 +6,7 @@ import dev.weft.bench.LoadCommand;
 import dev.weft.control.ControlCommand;
 import dev.weft.control.ca.TokenCommand;
 import dev.weft.control.cli.DashboardCommand;
+import dev.weft.control.cli.DiagnoseCommand;
 import dev.weft.control.cli.StatCommand;
 import dev.weft.control.cli.TopCommand;
 import dev.weft.control.cli.TraceCommand;
@@ -38,7 +39,7 @@ import java.util.Properties;
 public final class WeftCli implements Runnable {
     /** In the order the usage lists them. */
     static final List<String> SUBCOMMANDS = List.of("sidecar", "control", "demo", "provider", "consumer", "load",
-            "bench", "trace", "stat", "top", "dashboard", "apply", "token", "help");
+            "bench", "trace", "diagnose", "stat", "top", "dashboard", "apply", "token", "help");
 
     @Spec
     CommandSpec spec;
@@ -92,6 +93,7 @@ public final class WeftCli implements Runnable {
             case "load" -> new LoadCommand();
             case "bench" -> new BenchCommand();
             case "trace" -> new TraceCommand();
+            case "diagnose" -> new DiagnoseCommand();
             case "stat" -> new StatCommand();
             case "top" -> new TopCommand();
             case "dashboard" -> new DashboardCommand();

@@ -83,6 +83,11 @@ public final class ControlCommand implements Callable<Integer> {
             description = "PEM: the unencrypted private key of --ca-cert (PKCS#8, EC or RSA).")
     Path caKey;
 
+    @Option(names = "--ca-overlap-roots", paramLabel = "FILE",
+            description = "PEM: roots trusted beside the signing one during a root rotation; sidecars get them in"
+                    + " their trust bundle, and certificates they signed may renew. See docs/security.md.")
+    Path overlapRoots;
+
     @Spec
     CommandSpec spec;
 
@@ -94,7 +99,7 @@ public final class ControlCommand implements Callable<Integer> {
         }
         CertificateAuthority.Settings caSettings;
         try {
-            caSettings = new CertificateAuthority.Settings(trustDomain, certTtl, caCert, caKey);
+            caSettings = new CertificateAuthority.Settings(trustDomain, certTtl, caCert, caKey, overlapRoots);
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }

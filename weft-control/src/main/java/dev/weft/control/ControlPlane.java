@@ -19,6 +19,8 @@ import io.netty.channel.socket.nio.NioServerSocketChannel;
 import dev.weft.control.ca.CertificateAuthority;
 import dev.weft.control.history.History;
 import dev.weft.control.history.HistoryScraper;
+import dev.weft.control.diagnose.DiagnoseApi;
+import dev.weft.control.diagnose.DiagnoseHttpHandler;
 import dev.weft.control.trace.TraceApi;
 import dev.weft.control.ui.UiApi;
 import dev.weft.control.ui.UiHttpHandler;
@@ -53,7 +55,8 @@ import java.util.concurrent.TimeUnit;
  * <p>Where registrations and policies live is the {@link ControlBackend}: the data dir by default (all registry state
  * on the single store thread of {@link RegistryStore}), or an external store such as etcd. Threading: two event-loop
  * threads ("weft-control-N") serve connections; collected spans live on the single "weft-control-spans" thread of
- * {@link TraceApi}; the dashboard's history reads the sidecars' /metrics on "weft-control-history"
+ * {@link TraceApi}; culprit finding ({@code GET /v1/diagnose}) runs on the single "weft-control-diagnose" thread of
+ * {@link DiagnoseApi}; the dashboard's history reads the sidecars' /metrics on "weft-control-history"
  * ({@link HistoryScraper}) and is served under /ui/ and /v1/ui/ by {@link UiHttpHandler}. {@link #start} and
  * {@link #close} may be called from any thread.
  */
@@ -71,6 +74,8 @@ public final class ControlPlane implements AutoCloseable {
     private HistoryScraper history;
     private ControlBackend store;
     private TraceApi traces;
+    /** Culprit finding over the span store ({@code GET /v1/diagnose}). */
+    private DiagnoseApi diagnose;
     private EventLoopGroup group;
     private ChannelGroup channels;
     private Channel server;
@@ -158,6 +163,7 @@ public final class ControlPlane implements AutoCloseable {
         ControlBackend opened = backend;
         CertificateAuthority ca = authority;
         TraceApi spans = traceStoreSpans > 0 ? new TraceApi(traceStoreSpans) : null;
+        DiagnoseApi diagnose = new DiagnoseApi(spans, opened);
         HistoryScraper scraper = new HistoryScraper(opened, new History(), historyInterval);
         UiApi ui = new UiApi(scraper, opened);
         boolean epoll = Epoll.isAvailable();
@@ -184,6 +190,7 @@ public final class ControlPlane implements AutoCloseable {
                                 .addLast("one-at-a-time", new FlowControlHandler())
                                 .addLast("ui", new UiHttpHandler(ui))
                                 .addLast("policies", new PolicyHttpHandler(opened))
+                                .addLast("diagnose", new DiagnoseHttpHandler(diagnose))
                                 .addLast("api", new ControlHttpHandler(opened, watchHeartbeat, spans, ca,
                                         ui::metricsText));
                     }
@@ -192,6 +199,7 @@ public final class ControlPlane implements AutoCloseable {
         if (!bind.isSuccess()) {
             loops.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly();
             opened.close();
+            diagnose.close();
             if (spans != null) {
                 spans.close();
             }
@@ -201,6 +209,7 @@ public final class ControlPlane implements AutoCloseable {
         }
         this.store = opened;
         this.traces = spans;
+        this.diagnose = diagnose;
         this.history = scraper.start();
         this.group = loops;
         this.channels = open;
@@ -251,6 +260,7 @@ public final class ControlPlane implements AutoCloseable {
         history.close();
         // After the connections, so nothing queues new work on a closing store.
         store.close();
+        diagnose.close();
         if (traces != null) {
             traces.close();
             traces = null;

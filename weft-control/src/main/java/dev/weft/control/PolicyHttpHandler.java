@@ -1,17 +1,10 @@
 package dev.weft.control;
 
-import io.netty.buffer.ByteBuf;
-import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpRequest;
-import io.netty.handler.codec.http.FullHttpResponse;
-import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpMethod;
-import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpUtil;
-import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.QueryStringDecoder;
 import io.netty.util.concurrent.ScheduledFuture;
 
@@ -173,17 +166,6 @@ final class PolicyHttpHandler extends ChannelInboundHandlerAdapter {
     }
 
     private void write(ChannelHandlerContext ctx, boolean keepAlive, int status, byte[] json) {
-        ByteBuf buf = ctx.alloc().buffer(json.length);
-        buf.writeBytes(json);
-        FullHttpResponse r = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(status), buf);
-        r.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/json").set(HttpHeaderNames.CONTENT_LENGTH, buf.readableBytes());
-        HttpUtil.setKeepAlive(r, keepAlive);
-        var f = ctx.writeAndFlush(r);
-        if (!keepAlive) {
-            f.addListener(ChannelFutureListener.CLOSE);
-        } else {
-            f.addListener(ChannelFutureListener.CLOSE_ON_FAILURE);
-            ctx.channel().config().setAutoRead(true);
-        }
+        JsonAnswers.write(ctx, keepAlive, status, json);
     }
 }

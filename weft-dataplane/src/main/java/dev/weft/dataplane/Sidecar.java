@@ -18,6 +18,7 @@ import dev.weft.dataplane.outbound.OutboundServer;
 import dev.weft.dataplane.outbound.Router;
 import dev.weft.dataplane.resilience.PolicyUpdates;
 import dev.weft.dataplane.resilience.ServicePolicy;
+import dev.weft.dataplane.security.MeshTls;
 import dev.weft.dataplane.security.SidecarIdentity;
 import dev.weft.dataplane.transport.Transport;
 import dev.weft.dataplane.upstream.HttpUpstream;
@@ -50,7 +51,8 @@ import java.util.function.Supplier;
  *   app ──HTTP/1.1──▶ OutboundServer → Http1Downstream → ProxyExchange (outbound PolicyStack) → WmpUpstream ──▶ WMP
  *   WMP ──▶ InboundServer/MeshSession → WmpDownstream → ProxyExchange (inbound PolicyStack) → HttpUpstream ──▶ app
  * </pre>
- * and the answer back the same way. The Collaborator carries each exchange on both sides.
+ * and the answer back the same way. The Collaborator carries each exchange on both sides. Between the two sidecars
+ * WMP runs inside mTLS while they hold certificates ({@code security/MeshTls}, built from the identity here).
  *
  * <p>What it assembles is elsewhere, one concern per class: the local app and the limit in front of it
  * ({@code inbound/LocalApp}), policy documents pushed through the registry ({@code resilience/PolicyUpdates}), and the
@@ -90,6 +92,8 @@ public final class Sidecar implements AutoCloseable {
     private Thread readinessThread;
     /** The workload certificate and its renewals; null without a --token-file (or with --mtls off). */
     private SidecarIdentity identity;
+    /** TLS on the mesh link, from the identity: both listeners' and the pool's one source of TLS handlers. */
+    private MeshTls meshTls;
     private final Map<String, InetSocketAddress> bound = new LinkedHashMap<>();
 
     private final ExchangeObserver extraObserver;
@@ -129,8 +133,9 @@ public final class Sidecar implements AutoCloseable {
         observer = CompositeObserver.of(observability.isActive() ? observability : ExchangeObserver.NOOP, extraObserver);
         registry = Registries.open(config.registryUrl());
         WmpLimits limits = WmpLimits.defaults();
+        meshTls = new MeshTls(config.mtls(), identity);
         meshPool = new MeshPool(transport, limits, codecMetrics, config.meshConnectionsPerPeer(), 2000,
-                metrics.rejected);
+                metrics.rejected, meshTls);
         router = new Router(registry, config.balancer(), config.queueSize(), config.queueTimeout(), 256);
         long idle = Router.IDLE_AFTER.toMillis();
         transport.manager().next().scheduleAtFixedRate(router::expireIdle, idle, idle, TimeUnit.MILLISECONDS);
@@ -140,7 +145,7 @@ public final class Sidecar implements AutoCloseable {
         app = new LocalApp(transport, config.service(), config.app(), config.capacity(), config.queueSize(),
                 config.queueTimeout(), config.timeouts().body());
         inbound = new InboundServer(transport, app.cluster(), app.upstream(), collaborator, metrics, limits,
-                codecMetrics, observer, config.service(), config.timeouts());
+                codecMetrics, observer, config.service(), config.timeouts(), meshTls);
         InetSocketAddress in = inbound.bind(config.inbound());
         bound.put("inbound", in);
 
@@ -163,9 +168,10 @@ public final class Sidecar implements AutoCloseable {
                 meshPool, outbound, inbound, router, registry, this::isRegistered, observability, this::isReady,
                 startedNanos);
         // The identity's figures follow the page's own, so /metrics stays one scrape.
-        Supplier<Reply> metricsRoute = identity == null ? metricsPage : () -> {
+        Supplier<Reply> metricsRoute = () -> {
             Reply page = metricsPage.get();
-            return new Reply(page.status(), page.contentType(), page.body() + identity.metrics());
+            return new Reply(page.status(), page.contentType(), page.body() + meshTls.metrics()
+                    + (identity == null ? "" : identity.metrics()));
         };
         admin = new AdminServer(transport, Map.of(
                 "/live", () -> Reply.text(200, "live\n"),

@@ -191,7 +191,7 @@ public final class SidecarCommand implements Callable<Integer> {
     java.nio.file.Path tokenFile;
 
     @Option(names = "--mtls", paramLabel = "MODE", defaultValue = SidecarConfig.Defaults.MTLS,
-            description = "strict (no serving without a valid certificate; needs --token-file), permissive (a certificate when there is a --token-file) or off (none). The mesh link itself is not encrypted yet in any mode (default: ${DEFAULT-VALUE}).")
+            description = "strict (no serving without a valid certificate, needs --token-file; the mesh link is mTLS only, plaintext on the inbound port is refused), permissive (a certificate when there is a --token-file; mTLS to every peer while it holds one, plaintext accepted) or off (no certificate, no TLS) (default: ${DEFAULT-VALUE}).")
     String mtls;
 
     /** The observability flags as a config; errors name the flag and the expected form. */

@@ -176,6 +176,10 @@ public final class SidecarConfig {
             throw new IllegalArgumentException("--mtls strict needs --token-file (a join token from ./weft token"
                     + " create --service " + service + "), or --mtls permissive to serve without a certificate");
         }
+        if (mtls == MtlsMode.STRICT && meshProtocol == MeshProtocol.HTTP1) {
+            throw new IllegalArgumentException("--mtls strict needs --mesh-protocol wmp: the HTTP/1.1 mesh link (kept"
+                    + " to measure WMP against) is plaintext, and strict peers refuse it");
+        }
         if (tokenFile != null && mtls != MtlsMode.OFF && !registryUrl.startsWith("weft://")) {
             throw new IllegalArgumentException("--token-file needs the control plane as --registry (weft://HOST:PORT):"
                     + " it is the certificate authority, and " + registryUrl + " has none");
@@ -305,7 +309,7 @@ public final class SidecarConfig {
         return tokenFile;
     }
 
-    /** What the certificate does for this sidecar (docs/security.md); the mesh link is plaintext in every mode yet. */
+    /** The certificate and the mesh link's TLS for this sidecar (docs/security.md, "Modes"). */
     public MtlsMode mtls() {
         return mtls;
     }

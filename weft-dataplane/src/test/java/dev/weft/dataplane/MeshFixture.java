@@ -1,6 +1,7 @@
 package dev.weft.dataplane;
 
 import dev.weft.control.ControlPlane;
+import dev.weft.control.ca.CertificateAuthority;
 import dev.weft.dataplane.http.Http1RequestDecoder;
 import dev.weft.dataplane.inbound.AppHealth;
 import dev.weft.dataplane.observe.ObservabilityConfig;
@@ -23,6 +24,9 @@ final class MeshFixture implements AutoCloseable {
     final InetSocketAddress controlAddress;
     final String collaborator;
     final String meshProtocol;
+    /** {@code --mtls} of every sidecar; with a CA on the control plane and a join token each unless "permissive". */
+    final String mtls;
+    private final CertificateAuthority ca;
     private final List<AutoCloseable> started = new ArrayList<>();
     private final Path dataDir;
     /** What the sidecars observe: the production defaults unless a test sets something else before starting them. */
@@ -40,9 +44,20 @@ final class MeshFixture implements AutoCloseable {
     }
 
     MeshFixture(String collaborator, String meshProtocol) throws Exception {
+        this(collaborator, meshProtocol, "permissive");
+    }
+
+    /** @param mtls "strict": the control plane is a CA and every sidecar gets a certificate (mTLS on the link) */
+    MeshFixture(String collaborator, String meshProtocol, String mtls) throws Exception {
         this.collaborator = collaborator;
         this.meshProtocol = meshProtocol;
+        this.mtls = mtls;
         dataDir = Files.createTempDirectory("weft-control-test");
+        ca = mtls.equals("permissive") ? null
+                : CertificateAuthority.open(dataDir.resolve("ca"), CertificateAuthority.Settings.defaults());
+        if (ca != null) {
+            control.authority(ca);
+        }
         controlAddress = control.start(new InetSocketAddress("127.0.0.1", 0), dataDir);
     }
 
@@ -77,7 +92,9 @@ final class MeshFixture implements AutoCloseable {
                 .balancer("weighted-round-robin").collaborator(collaborator).workers(2).meshProtocol(meshProtocol)
                 .meshConnectionsPerPeer(2).drainTimeout(Duration.ofSeconds(5)).observability(observability)
                 .requestHeadTimeout(requestHeadTimeout).idleTimeout(idleTimeout).bodyTimeout(bodyTimeout)
-                .appHealth(appHealth).build();
+                .appHealth(appHealth).mtls(mtls).tokenFile(ca == null ? null : Files.writeString(
+                        Files.createTempFile(dataDir, "token", ".txt"),
+                        ca.createToken(service, Duration.ofMinutes(10), false).join().token())).build();
         Sidecar s = new Sidecar(cfg);
         started.add(s);
         s.start();

@@ -45,9 +45,14 @@ abstract class SidecarContract {
         return "wmp";
     }
 
+    /** {@code --mtls} of both sidecars: "permissive" without certificates (plaintext), or "strict". */
+    String mtls() {
+        return "permissive";
+    }
+
     @BeforeAll
     void startMesh() throws Exception {
-        mesh = new MeshFixture(collaborator(), meshProtocol());
+        mesh = new MeshFixture(collaborator(), meshProtocol(), mtls());
         app = new TestApp();
         consumerApp = new TestApp();
         provider = mesh.provider("provider", "provider-1", app.address(), 1, 8);

@@ -17,7 +17,8 @@ import java.util.zip.CRC32;
 
 /**
  * The application behind a provider sidecar in tests: the JDK's HTTP server on virtual threads, on a port the OS
- * picks. Routes: /echo (answers the request's byte count and CRC32, and reports the headers it saw), /slow?ms=N,
+ * picks. Routes: /echo (answers the request's byte count and CRC32, and reports the headers it saw), /caller (answers
+ * the x-weft-caller it was sent, "-" for none: free of the races of the shared header map), /slow?ms=N,
  * /big?bytes=N (a streamed answer of N bytes). It records the highest number of requests it had in flight.
  */
 final class TestApp implements AutoCloseable {
@@ -94,7 +95,8 @@ final class TestApp implements AutoCloseable {
                 }
                 return;
             }
-            byte[] body = (count + " " + crc.getValue() + " " + ex.getRequestMethod() + " " + ex.getRequestURI())
+            byte[] body = (path.startsWith("/caller") ? (caller == null ? "-" : caller)
+                    : count + " " + crc.getValue() + " " + ex.getRequestMethod() + " " + ex.getRequestURI())
                     .getBytes(StandardCharsets.UTF_8);
             ex.getResponseHeaders().set("content-type", "text/plain");
             ex.getResponseHeaders().set("x-app", "test");

@@ -87,6 +87,26 @@ class UntrustedHeadersSocketTest {
     }
 
     @Test
+    void noMeshFieldOfAnAppsAnswerReachesTheCaller() throws Exception {
+        try (MeshFixture mesh = new MeshFixture("event-loop"); TestApp app = new TestApp();
+             TestApp consumerApp = new TestApp()) {
+            app.forcedStatus = 503;
+            app.forcedHeaders.put("x-weft-error", "no-capacity"); // passing itself off as the mesh shedding load
+            app.forcedHeaders.put("x-weft-anything", "1");
+            app.forcedHeaders.put("x-app-own", "kept");
+            mesh.provider("provider", "p1", app.address(), 1, 0);
+            int port = consumerPort(mesh, consumerApp);
+
+            HttpResponse<String> r = post(port, "/orders");
+            assertThat(r.statusCode()).isEqualTo(503);
+            assertThat(r.body()).isEqualTo("forced 503");
+            assertThat(r.headers().firstValue("x-weft-error")).as("the app's claim is dropped at its own hop").isEmpty();
+            assertThat(r.headers().firstValue("x-weft-anything")).isEmpty();
+            assertThat(r.headers().firstValue("x-app-own")).as("the app's own fields pass").contains("kept");
+        }
+    }
+
+    @Test
     void anAppCannotSpeakForAnotherServiceOnTheOutboundSide() throws Exception {
         try (MeshFixture mesh = new MeshFixture("event-loop"); TestApp app = new TestApp();
              TestApp consumerApp = new TestApp()) {

@@ -30,12 +30,21 @@ import java.util.List;
  * provider's response body becomes this connection's response body and the encoder releases it.
  */
 final class ConsumerHandler extends ChannelInboundHandlerAdapter {
+    /**
+     * Trace context headers passed on from each request to its provider call, so the provider's side of the call joins
+     * the caller's trace (the sidecars write W3C traceparent, and B3 when the caller sent it; tracestate rides along).
+     */
+    static final List<String> TRACE_HEADERS = List.of("traceparent", "tracestate", "b3", "x-b3-traceid",
+            "x-b3-spanid", "x-b3-parentspanid", "x-b3-sampled", "x-b3-flags");
+
     private final ProviderPool pool;
+    private final Faults faults;
     private final ArrayDeque<FullHttpRequest> queued = new ArrayDeque<>();
     private boolean busy;
 
-    ConsumerHandler(ProviderPool pool) {
+    ConsumerHandler(ProviderPool pool, Faults faults) {
         this.pool = pool;
+        this.faults = faults;
     }
 
     @Override
@@ -65,6 +74,12 @@ final class ConsumerHandler extends ChannelInboundHandlerAdapter {
             HttpMethod method = request.method();
             if (path.equals("/health") && method.equals(HttpMethod.GET)) {
                 reply(ctx, HttpReplies.text(ctx.alloc(), HttpResponseStatus.OK, "ok", keepAlive), keepAlive);
+            } else if (path.equals("/fault") && method.equals(HttpMethod.POST)) {
+                fault(ctx, uri, keepAlive);
+            } else if (path.equals("/") && (method.equals(HttpMethod.POST) || method.equals(HttpMethod.GET))
+                    && faults.failNow()) {
+                reply(ctx, HttpReplies.text(ctx.alloc(), HttpResponseStatus.INTERNAL_SERVER_ERROR,
+                        "injected fault at consumer", keepAlive), keepAlive);
             } else if (path.equals("/") && (method.equals(HttpMethod.POST) || method.equals(HttpMethod.GET))) {
                 ByteBuf body = dataOf(ctx, request, uri);
                 if (body == null) {
@@ -75,7 +90,7 @@ final class ConsumerHandler extends ChannelInboundHandlerAdapter {
                 }
                 String contentType = request.headers().get(HttpHeaderNames.CONTENT_TYPE, HttpReplies.TEXT);
                 busy = true;
-                pool.send(new ProviderExchange(body, contentType, new Answer(ctx, keepAlive)));
+                pool.send(new ProviderExchange(body, contentType, traceContext(request), new Answer(ctx, keepAlive)));
             } else {
                 reply(ctx, HttpReplies.text(ctx.alloc(), HttpResponseStatus.NOT_FOUND,
                         "no such path: " + method + " " + path + " (expected POST / or GET /health)", keepAlive),
@@ -84,6 +99,46 @@ final class ConsumerHandler extends ChannelInboundHandlerAdapter {
         } finally {
             request.release();
         }
+    }
+
+    /** The request's trace context headers as name, value pairs; null when it has none (no allocation then). */
+    private static String[] traceContext(FullHttpRequest request) {
+        String[] found = null;
+        int n = 0;
+        for (String name : TRACE_HEADERS) {
+            String value = request.headers().get(name);
+            if (value != null) {
+                if (found == null) {
+                    found = new String[TRACE_HEADERS.size() * 2];
+                }
+                found[n++] = name;
+                found[n++] = value;
+            }
+        }
+        return found;
+    }
+
+    /** {@code POST /fault?error-rate=0.2}: this share of requests is answered 500 here, without calling the provider. */
+    private void fault(ChannelHandlerContext ctx, QueryStringDecoder uri, boolean keepAlive) {
+        for (String name : uri.parameters().keySet()) {
+            if (!name.equals("error-rate")) {
+                reply(ctx, HttpReplies.text(ctx.alloc(), HttpResponseStatus.BAD_REQUEST, "unknown fault '" + name
+                        + "' (a consumer takes only error-rate=0..1)", keepAlive), keepAlive);
+                return;
+            }
+        }
+        List<String> rate = uri.parameters().get("error-rate");
+        if (rate != null) {
+            try {
+                faults.errorRate = Faults.rate(rate.getFirst());
+            } catch (IllegalArgumentException e) {
+                reply(ctx, HttpReplies.text(ctx.alloc(), HttpResponseStatus.BAD_REQUEST, e.getMessage(), keepAlive),
+                        keepAlive);
+                return;
+            }
+        }
+        reply(ctx, HttpReplies.of(ctx.alloc(), HttpResponseStatus.OK, HttpReplies.JSON, faults.toJson(), keepAlive),
+                keepAlive);
     }
 
     /** The data as a buffer the caller owns: a retained view of the body, or the {@code data} query parameter. */

@@ -69,6 +69,8 @@ public final class ConsumerServer implements AutoCloseable {
     private final EventLoopGroup group;
     private final Map<EventLoop, ProviderPool> pools;
     private final Channel serverChannel;
+    /** Injected faults (only {@code error-rate} applies to a consumer); off by default. */
+    private final Faults faults = new Faults();
 
     private ConsumerServer(Settings settings) throws InterruptedException {
         this.settings = settings;
@@ -94,7 +96,7 @@ public final class ConsumerServer implements AutoCloseable {
                             ch.pipeline()
                                     .addLast("http", new HttpServerCodec())
                                     .addLast("aggregator", new HttpObjectAggregator(ProviderServer.MAX_BODY_BYTES))
-                                    .addLast("consumer", new ConsumerHandler(pools.get(ch.eventLoop())));
+                                    .addLast("consumer", new ConsumerHandler(pools.get(ch.eventLoop()), faults));
                         }
                     });
             this.serverChannel = bootstrap.bind(settings.listen().toSocketAddress()).sync().channel();
@@ -116,6 +118,11 @@ public final class ConsumerServer implements AutoCloseable {
 
     public Settings settings() {
         return settings;
+    }
+
+    /** Injected faults: a share of requests answered 500 by the consumer itself (see {@link Faults}). */
+    public Faults faults() {
+        return faults;
     }
 
     public void awaitClose() throws InterruptedException {

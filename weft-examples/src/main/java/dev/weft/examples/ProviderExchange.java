@@ -28,11 +28,14 @@ final class ProviderExchange {
 
     private ByteBuf body;
     private final String contentType;
+    /** Trace context headers to pass on, as name, value pairs (null-terminated when shorter); null for none. */
+    private final String[] trace;
     private final Callback callback;
 
-    ProviderExchange(ByteBuf body, String contentType, Callback callback) {
+    ProviderExchange(ByteBuf body, String contentType, String[] trace, Callback callback) {
         this.body = body;
         this.contentType = contentType;
+        this.trace = trace;
         this.callback = callback;
     }
 
@@ -42,6 +45,11 @@ final class ProviderExchange {
         request.headers().set(HttpHeaderNames.HOST, target.hostHeader());
         request.headers().set(HttpHeaderNames.CONTENT_TYPE, contentType);
         HttpUtil.setContentLength(request, request.content().readableBytes());
+        if (trace != null) {
+            for (int i = 0; i < trace.length && trace[i] != null; i += 2) {
+                request.headers().set(trace[i], trace[i + 1]);
+            }
+        }
         return request;
     }
 

@@ -145,4 +145,53 @@ class ConsumerServerTest {
             assertThat(connection.read().body()).isEqualTo(String.valueOf("p2".hashCode()));
         }
     }
+
+    @Test
+    void traceContextHeadersArePassedOnToTheProviderSoItsSideJoinsTheTrace() throws Exception {
+        com.sun.net.httpserver.HttpServer echo = com.sun.net.httpserver.HttpServer.create(
+                new java.net.InetSocketAddress("127.0.0.1", 0), 16);
+        echo.createContext("/", ex -> {
+            ex.getRequestBody().readAllBytes();
+            byte[] body = (ex.getRequestHeaders().getFirst("traceparent") + "|" + ex.getRequestHeaders().getFirst("b3")
+                    + "|" + ex.getRequestHeaders().getFirst("x-other")).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            ex.sendResponseHeaders(200, body.length);
+            ex.getResponseBody().write(body);
+            ex.close();
+        });
+        echo.start();
+        try {
+            startConsumer(URI.create("http://127.0.0.1:" + echo.getAddress().getPort()), Duration.ofSeconds(5));
+            String traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://" + HostPort.of(consumer.address()) + "/"))
+                    .timeout(Duration.ofSeconds(10)).header("traceparent", traceparent).header("x-other", "kept-here")
+                    .POST(HttpRequest.BodyPublishers.ofString("x")).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(r.statusCode()).isEqualTo(200);
+            assertThat(r.body()).isEqualTo(traceparent + "|null|null");
+        } finally {
+            echo.stop(0);
+        }
+    }
+
+    @Test
+    void anInjectedErrorRateIsAnsweredByTheConsumerItselfAndBadFaultsAreRefused() throws Exception {
+        startProvider(1);
+        startConsumer(providerUrl(), Duration.ofSeconds(5));
+        String fault = "http://" + HostPort.of(consumer.address()) + "/fault";
+        HttpResponse<String> set = http.send(HttpRequest.newBuilder(URI.create(fault + "?error-rate=1"))
+                .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(set.statusCode()).isEqualTo(200);
+        assertThat(set.body()).contains("\"errorRate\":1.0");
+        HttpResponse<String> failed = call("x");
+        assertThat(failed.statusCode()).isEqualTo(500);
+        assertThat(failed.body()).isEqualTo("injected fault at consumer");
+        assertThat(provider.stats().toJson()).as("the provider was not called").contains("\"served\":0");
+        for (String bad : List.of("?error-rate=2", "?factor=10")) {
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(fault + bad))
+                    .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(r.statusCode()).as(bad).isEqualTo(400);
+        }
+        http.send(HttpRequest.newBuilder(URI.create(fault + "?error-rate=0")).POST(HttpRequest.BodyPublishers.noBody())
+                .build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(call("x").statusCode()).isEqualTo(200);
+    }
 }

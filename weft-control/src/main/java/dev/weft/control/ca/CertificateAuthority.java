@@ -53,10 +53,12 @@ public final class CertificateAuthority implements AutoCloseable {
     /**
      * How the CA runs.
      *
-     * @param caCert the operator's CA certificate, then its issuers up to the root; null (with {@code caKey} null) to
-     *               use a root generated in the data dir
+     * @param caCert       the operator's CA certificate, then its issuers up to the root; null (with {@code caKey}
+     *                     null) to use a root generated in the data dir
+     * @param overlapRoots a PEM file of roots trusted beside the signing one during a root rotation
+     *                     ({@code --ca-overlap-roots}; docs/security.md), or null
      */
-    public record Settings(String trustDomain, Duration certTtl, Path caCert, Path caKey) {
+    public record Settings(String trustDomain, Duration certTtl, Path caCert, Path caKey, Path overlapRoots) {
         public Settings {
             Objects.requireNonNull(trustDomain, "trustDomain");
             Objects.requireNonNull(certTtl, "certTtl");
@@ -76,17 +78,32 @@ public final class CertificateAuthority implements AutoCloseable {
             }
         }
 
+        /** Without overlap roots: no root rotation in progress. */
+        public Settings(String trustDomain, Duration certTtl, Path caCert, Path caKey) {
+            this(trustDomain, certTtl, caCert, caKey, null);
+        }
+
         public static Settings defaults() {
             return new Settings(DEFAULT_TRUST_DOMAIN, DEFAULT_CERT_TTL, null, null);
         }
 
         public Settings withCertTtl(Duration ttl) {
-            return new Settings(trustDomain, ttl, caCert, caKey);
+            return new Settings(trustDomain, ttl, caCert, caKey, overlapRoots);
+        }
+
+        public Settings withCa(Path cert, Path key) {
+            return new Settings(trustDomain, certTtl, cert, key, overlapRoots);
+        }
+
+        public Settings withOverlapRoots(Path roots) {
+            return new Settings(trustDomain, certTtl, caCert, caKey, roots);
         }
     }
 
     private final Settings settings;
     private final Issuer issuer;
+    /** The roots sidecars trust: the signing root first, then any overlap roots of a rotation. */
+    private final List<X509Certificate> bundle;
     private final Leaves leaves;
     private final JoinTokens tokens;
     private final ExecutorService thread = Executors.newSingleThreadExecutor(r -> {
@@ -99,11 +116,13 @@ public final class CertificateAuthority implements AutoCloseable {
     private final LongAdder tokensCreated = new LongAdder();
     private final Map<String, LongAdder> refusals = new ConcurrentHashMap<>();
 
-    private CertificateAuthority(Settings settings, Issuer issuer, JoinTokens tokens, Clock clock) {
+    private CertificateAuthority(Settings settings, Issuer issuer, List<X509Certificate> bundle, JoinTokens tokens,
+                                 Clock clock) {
         this.settings = settings;
         this.issuer = issuer;
+        this.bundle = bundle;
         this.tokens = tokens;
-        this.leaves = new Leaves(issuer, settings.trustDomain(), settings.certTtl(), clock);
+        this.leaves = new Leaves(issuer, bundle, settings.trustDomain(), settings.certTtl(), clock);
         for (String code : REFUSALS) {
             refusals.put(code, new LongAdder());
         }
@@ -120,7 +139,15 @@ public final class CertificateAuthority implements AutoCloseable {
         Issuer.createPrivateDirectory(dir);
         Issuer issuer = settings.caCert() != null ? Issuer.operators(settings.caCert(), settings.caKey())
                 : Issuer.generatedIn(dir, settings.trustDomain());
-        return new CertificateAuthority(settings, issuer, new JoinTokens(dir, clock), clock);
+        List<X509Certificate> bundle = new ArrayList<>(List.of(issuer.root()));
+        if (settings.overlapRoots() != null) {
+            for (X509Certificate root : Issuer.roots(settings.overlapRoots())) {
+                if (!bundle.contains(root)) {
+                    bundle.add(root);
+                }
+            }
+        }
+        return new CertificateAuthority(settings, issuer, List.copyOf(bundle), new JoinTokens(dir, clock), clock);
     }
 
     public String trustDomain() {
@@ -135,13 +162,14 @@ public final class CertificateAuthority implements AutoCloseable {
     public String describe() {
         return "certificate authority for spiffe://" + settings.trustDomain() + ": " + issuer.origin()
                 + "; root '" + issuer.root().getSubjectX500Principal() + "' valid until "
-                + issuer.root().getNotAfter().toInstant() + "; leaf certificates live "
-                + Durations.format(settings.certTtl());
+                + issuer.root().getNotAfter().toInstant() + (bundle.size() > 1 ? "; root rotation: also trusting "
+                + (bundle.size() - 1) + " overlap root(s) from " + settings.overlapRoots() : "")
+                + "; leaf certificates live " + Durations.format(settings.certTtl());
     }
 
-    /** The roots sidecars trust, as PEM. */
+    /** The roots sidecars trust, as PEM: the signing root, then any overlap roots of a root rotation. */
     public String trustBundlePem() {
-        return Pem.certificates(List.of(issuer.root()));
+        return Pem.certificates(bundle);
     }
 
     /** A join token for {@code service}, valid for {@code ttl}; {@code singleUse}: good for one certificate. */
@@ -262,13 +290,13 @@ public final class CertificateAuthority implements AutoCloseable {
     public record Issued(String spiffeId, String serial, Instant notBefore, Instant notAfter, String certificate,
                          String chain, String trustBundle) {
         static Issued of(String spiffeId, X509Certificate leaf, List<X509Certificate> intermediates,
-                         X509Certificate root) {
+                         List<X509Certificate> bundle) {
             List<X509Certificate> chain = new ArrayList<>();
             chain.add(leaf);
             chain.addAll(intermediates);
             return new Issued(spiffeId, leaf.getSerialNumber().toString(16), leaf.getNotBefore().toInstant(),
                     leaf.getNotAfter().toInstant(), Pem.write(leaf), Pem.certificates(chain),
-                    Pem.certificates(List.of(root)));
+                    Pem.certificates(bundle));
         }
     }
 }

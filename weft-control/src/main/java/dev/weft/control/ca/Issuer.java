@@ -100,6 +100,31 @@ record Issuer(PrivateKey key, X509Certificate cert, List<X509Certificate> interm
                 "operator's CA from " + certFile);
     }
 
+    /**
+     * The roots of {@code --ca-overlap-roots}: each a self-signed CA certificate valid now, or the start fails naming
+     * the file and the certificate.
+     */
+    static List<X509Certificate> roots(Path file) throws IOException {
+        String what = "--ca-overlap-roots " + file;
+        List<X509Certificate> roots = Pem.readCertificates(Files.readString(file, StandardCharsets.US_ASCII), what);
+        for (int i = 0; i < roots.size(); i++) {
+            X509Certificate c = roots.get(i);
+            try {
+                c.verify(c.getPublicKey());
+                c.checkValidity();
+            } catch (GeneralSecurityException e) {
+                throw new IOException("certificate " + (i + 1) + " in " + what + " (" + c.getSubjectX500Principal()
+                        + ") is not a self-signed root valid now: " + e.getMessage() + " (expected the roots to trust"
+                        + " during a root rotation, PEM)", e);
+            }
+            if (c.getBasicConstraints() < 0) {
+                throw new IOException("certificate " + (i + 1) + " in " + what + " (" + c.getSubjectX500Principal()
+                        + ") is not a CA certificate (expected basicConstraints CA:TRUE)");
+            }
+        }
+        return roots;
+    }
+
     private static Issuer load(String certText, String certWhat, String keyText, String keyWhat, String origin)
             throws IOException {
         List<X509Certificate> chain = Pem.readCertificates(certText, certWhat);

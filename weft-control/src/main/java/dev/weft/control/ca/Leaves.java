@@ -46,12 +46,15 @@ final class Leaves {
     private static final int MAX_PROOF_CHARS = 1024;
 
     private final Issuer issuer;
+    /** The roots a renewing sidecar's certificate may be signed by besides the issuer (a rotation's old root). */
+    private final List<X509Certificate> bundle;
     private final String trustDomain;
     private final Duration ttl;
     private final Clock clock;
 
-    Leaves(Issuer issuer, String trustDomain, Duration ttl, Clock clock) {
+    Leaves(Issuer issuer, List<X509Certificate> bundle, String trustDomain, Duration ttl, Clock clock) {
         this.issuer = issuer;
+        this.bundle = bundle;
         this.trustDomain = trustDomain;
         this.ttl = ttl;
         this.clock = clock;
@@ -86,7 +89,7 @@ final class Leaves {
             b.addExtension(Extension.authorityKeyIdentifier, false, utils.createAuthorityKeyIdentifier(issuer.cert()));
             X509Certificate leaf = new JcaX509CertificateConverter().getCertificate(b.build(
                     new JcaContentSignerBuilder(Issuer.signatureAlgorithm(issuer.key())).build(issuer.key())));
-            return CertificateAuthority.Issued.of(spiffeId, leaf, issuer.intermediates(), issuer.root());
+            return CertificateAuthority.Issued.of(spiffeId, leaf, issuer.intermediates(), bundle);
         } catch (Exception e) {
             throw new IllegalStateException("cannot sign a certificate for " + spiffeId + ": " + e.getMessage(), e);
         }
@@ -107,9 +110,7 @@ final class Leaves {
         } catch (IOException | RuntimeException e) {
             throw ControlException.badRequest("unreadable 'certificate': " + e.getMessage());
         }
-        try {
-            cert.verify(issuer.cert().getPublicKey());
-        } catch (GeneralSecurityException | RuntimeException e) {
+        if (!signedByUs(cert)) {
             throw invalid("certificate " + cert.getSerialNumber().toString(16) + " was not issued by this CA"
                     + " (renew with a join token instead)");
         }
@@ -127,6 +128,25 @@ final class Leaves {
                     + " is for " + named + ", not " + expected);
         }
         return cert;
+    }
+
+    /**
+     * Signed by the issuer, or (during a root rotation) directly by one of the overlap roots: a sidecar whose
+     * certificate comes from the old root renews into the new one without a join token.
+     */
+    private boolean signedByUs(X509Certificate cert) {
+        List<X509Certificate> signers = new java.util.ArrayList<>(bundle.size() + 1);
+        signers.add(issuer.cert());
+        signers.addAll(bundle);
+        for (X509Certificate signer : signers) {
+            try {
+                cert.verify(signer.getPublicKey());
+                return true;
+            } catch (GeneralSecurityException | RuntimeException e) {
+                // try the next one
+            }
+        }
+        return false;
     }
 
     /** Checks that whoever holds {@code current}'s key signed {@code csrDer}: the proof of a renewal. */

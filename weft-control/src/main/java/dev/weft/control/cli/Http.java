@@ -69,6 +69,15 @@ final class Http implements AutoCloseable {
         return t;
     }
 
+    /** {@link #base(String)}, with a bad address reported as a usage error of the command. */
+    static String base(picocli.CommandLine.Model.CommandSpec spec, String target) {
+        try {
+            return base(target);
+        } catch (IllegalArgumentException e) {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+        }
+    }
+
     @Override
     public void close() {
         client.shutdownNow();

@@ -71,12 +71,7 @@ public final class TraceCommand implements Callable<Integer> {
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        String base;
-        try {
-            base = Http.base(collector);
-        } catch (IllegalArgumentException e) {
-            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
-        }
+        String base = Http.base(spec, collector);
         if (limit < 1 || scan < 1 || width < 10) {
             throw new CommandLine.ParameterException(spec.commandLine(),
                     "--limit and --scan must be >= 1 and --width >= 10");

@@ -207,6 +207,22 @@ public final class SpanStore {
         return out;
     }
 
+    /**
+     * Copies of the recent traces (not the protected area) that began in [from, to]: an unbiased sample of the latest
+     * traffic, for statistics such as culprit finding (the protected area keeps the slow and failed ones on purpose,
+     * which would skew a percentile). Bounded by the store's capacity; costs a copy of their bytes.
+     */
+    public List<Trace> recentTraces(long fromMicros, long toMicros) {
+        List<Trace> out = new ArrayList<>();
+        recent.forEachTrace(t -> {
+            long start = recent.traceStart(t);
+            if (start >= fromMicros && start <= toMicros) {
+                out.add(snapshot(recent, t));
+            }
+        });
+        return out;
+    }
+
     /** -1 for no name asked, -2 for a name no span has, else its id. */
     private int nameId(String name) {
         if (name == null) {

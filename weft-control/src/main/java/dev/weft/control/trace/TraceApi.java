@@ -80,6 +80,18 @@ public final class TraceApi implements AutoCloseable {
         }
     }
 
+    /**
+     * Runs {@code query} on the spans thread, which owns the store (for {@code /v1/diagnose}, which copies what it
+     * needs here and does its work elsewhere). Refused at once, like a post, when that thread is behind.
+     */
+    public <T> CompletableFuture<T> read(java.util.function.Function<SpanStore, T> query) {
+        try {
+            return CompletableFuture.supplyAsync(() -> query.apply(store), thread);
+        } catch (RejectedExecutionException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+    }
+
     private Answer route(String method, List<String> path, Map<String, String> params, byte[] body, String encoding) {
         String what = path.isEmpty() ? "" : path.getFirst();
         if (method.equals("POST")) {

@@ -7,6 +7,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.NetworkInterface;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyPair;
 import java.security.Signature;
@@ -19,6 +20,7 @@ import java.util.Map;
 import java.util.Random;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
 /** The identity routes over real HTTP on loopback: what a token buys, what a CSR may be, how a renewal is proven. */
@@ -193,6 +195,49 @@ class IdentityApiTest {
             assertThat(a.body().get("token").asText()).startsWith(JoinTokens.PREFIX).hasSize(51);
             assertThat(a.body().get("id").asText()).hasSize(16);
         }
+    }
+
+    @Test
+    void aRootRotationServesBothRootsThenRenewsOldRootCertificatesIntoTheNewOneThenDropsTheOld() throws Exception {
+        Path oldRoot = dir.resolve("data/ca/root.pem");
+        Path next = dir.resolve("next");
+        CertificateAuthority.open(next, CertificateAuthority.Settings.defaults()).close(); // the new root, made ahead
+        KeyPair first = CaFixture.p256();
+        String certificate;
+        try (CaFixture f = new CaFixture(dir, CertificateAuthority.Settings.defaults())) {
+            certificate = f.issue("provider", f.token("provider", Duration.ofMinutes(5), false),
+                    CaFixture.csrPem(first)).body().get("certificate").asText();
+        }
+        // 1. Still signing with the old root, the bundle gains the new one: every renewal now brings both.
+        try (CaFixture f = new CaFixture(dir, CertificateAuthority.Settings.defaults()
+                .withOverlapRoots(next.resolve("root.pem")))) {
+            assertThat(Pem.readCertificates(f.ca.trustBundlePem(), "bundle")).hasSize(2);
+            assertThat(f.ca.describe()).contains("root rotation: also trusting 1 overlap root(s)");
+        }
+        // 2. Signing with the new root, trusting the old: a certificate of the old root renews without a token.
+        KeyPair second = CaFixture.p256();
+        PKCS10CertificationRequest csr = CaFixture.csr(second, "SHA256withECDSA");
+        CertificateAuthority.Settings rotated = CertificateAuthority.Settings.defaults()
+                .withCa(next.resolve("root.pem"), next.resolve("root.key"));
+        try (CaFixture f = new CaFixture(dir, rotated.withOverlapRoots(oldRoot))) {
+            CaFixture.Answer renewed = renew(f, "provider", certificate, sign(first, csr.getEncoded()), csr);
+            assertThat(renewed.status()).as(renewed.text()).isEqualTo(200);
+            f.write("leaf.pem", renewed.body().get("certificate").asText());
+            f.write("new-root.pem", Files.readString(next.resolve("root.pem")));
+            assertThat(f.openssl("verify", "-CAfile", "new-root.pem", "leaf.pem")).contains("leaf.pem: OK");
+            assertThat(Pem.readCertificates(renewed.body().get("trustBundle").asText(), "bundle")).hasSize(2);
+        }
+        // 3. The overlap is over: the old root is neither trusted nor accepted for a renewal.
+        try (CaFixture f = new CaFixture(dir, rotated)) {
+            assertThat(Pem.readCertificates(f.ca.trustBundlePem(), "bundle")).hasSize(1);
+            CaFixture.Answer refused = renew(f, "provider", certificate, sign(first, csr.getEncoded()), csr);
+            assertThat(refused.status()).isEqualTo(401);
+            assertThat(refused.text()).contains("was not issued by this CA");
+        }
+        Path leaf = Files.writeString(dir.resolve("not-a-root.pem"), certificate);
+        assertThatThrownBy(() -> CertificateAuthority.open(dir.resolve("data/ca"),
+                CertificateAuthority.Settings.defaults().withOverlapRoots(leaf)))
+                .hasMessageContaining("--ca-overlap-roots " + leaf).hasMessageContaining("is not a self-signed root");
     }
 
     private static CaFixture.Answer renew(CaFixture f, String service, String certificate, String proof,

@@ -10,6 +10,7 @@ import dev.weft.dataplane.mesh.MeshSession;
 import dev.weft.dataplane.mesh.MeshStream;
 import dev.weft.dataplane.metrics.Rejections;
 import dev.weft.dataplane.resilience.Deadlines;
+import dev.weft.dataplane.security.PeerIdentity;
 import dev.weft.protocol.WmpData;
 import dev.weft.protocol.WmpError;
 import dev.weft.protocol.WmpHeaders;
@@ -53,6 +54,17 @@ public final class WmpDownstream implements Downstream, MeshStream.Listener {
      * @param peer the connection's remote address, made once per connection
      */
     public static MeshSession.Acceptor acceptor(PolicyStack stack, EventLoop loop, String peer) {
+        return acceptor(stack, loop, peer, null);
+    }
+
+    /**
+     * The acceptor of a provider-side mesh connection whose peer proved who it is (mTLS): each request's
+     * {@code x-weft-caller} is the certificate's service, whatever the peer wrote there, and the exchange carries the
+     * identity ({@link ProxyExchange#verifiedPeer()}).
+     *
+     * @param caller the peer's verified identity, or null on a plaintext connection (the header is then as sent)
+     */
+    public static MeshSession.Acceptor acceptor(PolicyStack stack, EventLoop loop, String peer, PeerIdentity caller) {
         return (stream, request) -> {
             WmpBoundary.Refusal bad = WmpRequestValidator.check(request);
             if (bad != null) {
@@ -62,14 +74,19 @@ public final class WmpDownstream implements Downstream, MeshStream.Listener {
             WmpDownstream d = new WmpDownstream(stream, loop);
             d.bodyLeft = WmpRequestValidator.bodyLeft(request);
             d.rejected = stack.metrics().rejected;
-            d.start(stack, request, peer);
+            d.start(stack, request, peer, caller);
             return d;
         };
     }
 
-    private void start(PolicyStack stack, WmpRequest r, String peer) {
+    private void start(PolicyStack stack, WmpRequest r, String peer, PeerIdentity caller) {
         RequestHead head = new RequestHead(r.method(), r.authority(), r.path(), r.headers());
+        if (caller != null) {
+            // Before the exchange opens: every phase, the trace and the app read the one verified caller.
+            head.fields().set(Deadlines.CALLER_HEADER, caller.service());
+        }
         ProxyExchange x = stack.open(this, head, peer, null);
+        x.verifiedPeer(caller);
         exchange = x;
         requestEnded = r.endStream();
         x.onRequestBody(r.body(), r.endStream());

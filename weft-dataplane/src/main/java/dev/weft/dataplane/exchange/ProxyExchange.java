@@ -2,6 +2,7 @@ package dev.weft.dataplane.exchange;
 
 import dev.weft.dataplane.balancing.EndpointState;
 import dev.weft.dataplane.collab.Exchange;
+import dev.weft.dataplane.http.ProxyHeaders;
 import dev.weft.dataplane.http.RequestHead;
 import dev.weft.dataplane.http.ResponseHead;
 import dev.weft.dataplane.observe.ExchangeTrace;
@@ -261,8 +262,7 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
         int code = h.status();
         boolean unprocessed = false;
         if (!stack.trustsUnprocessed()) {
-            // An app's answer must never tell the caller's sidecar that the request is safe to send again.
-            h.fields().remove(Deadlines.UNPROCESSED_HEADER);
+            ProxyHeaders.dropMeshFields(h.fields()); // an app never speaks for the mesh: "send it again", an error kind
         } else {
             unprocessed = code >= 500 && h.get(Deadlines.UNPROCESSED_HEADER) != null;
         }

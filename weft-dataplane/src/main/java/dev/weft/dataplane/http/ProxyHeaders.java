@@ -49,6 +49,24 @@ public final class ProxyHeaders {
     }
 
     /**
+     * Drops every {@code x-weft-*} field of an app's answer: those are the mesh's own signals (an error kind, "nothing
+     * reached an app", a caller's name), set only by the sidecar that made the decision, and an app must not be able
+     * to speak for the mesh (issue 13). Nothing is allocated when there is none, which is every answer of a sane app.
+     */
+    public static void dropMeshFields(WmpHeaders f) {
+        int i = 0;
+        while (i < f.size()) {
+            if (f.name(i).startsWith(MESH_PREFIX)) {
+                f.removeAt(i);
+            } else {
+                i++;
+            }
+        }
+    }
+
+    private static final String MESH_PREFIX = "x-weft-";
+
+    /**
      * Makes a request's fields those to send to the next hop, once: hop-by-hop fields and those named in Connection
      * are dropped, {@code clientAddress} (when not null) is appended to X-Forwarded-For, and this hop to Via. A
      * retry sends the same head again: its fields were made ready by the first attempt and are not edited twice

@@ -10,6 +10,10 @@ import dev.weft.dataplane.transport.ConnectionTimeouts;
 import dev.weft.dataplane.downstream.Http1Downstream;
 import dev.weft.dataplane.downstream.WmpDownstream;
 import dev.weft.dataplane.exchange.PolicyStack;
+import dev.weft.dataplane.security.InboundTlsGate;
+import dev.weft.dataplane.security.MeshTls;
+import dev.weft.dataplane.security.PeerIdentity;
+import dev.weft.dataplane.security.TlsRefusal;
 import dev.weft.dataplane.transport.StallTimer;
 import dev.weft.dataplane.transport.Transport;
 import dev.weft.dataplane.upstream.Upstream;
@@ -28,6 +32,7 @@ import io.netty.channel.group.ChannelGroup;
 import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.handler.codec.ByteToMessageDecoder;
 import io.netty.handler.flush.FlushConsolidationHandler;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.util.concurrent.GlobalEventExecutor;
 
 import java.net.InetSocketAddress;
@@ -40,7 +45,9 @@ import java.util.concurrent.TimeUnit;
  * the first byte: WMP frames start with the magic 0x57 ('W'), which no HTTP method starts with. Both carry their
  * requests as exchanges on one {@link PolicyStack} (the inbound one, to the app): a WMP stream through a
  * {@link WmpDownstream}, an HTTP/1.1 connection ({@code --mesh-protocol http1} peers) through an
- * {@link Http1Downstream}, the same one the outbound listeners use.
+ * {@link Http1Downstream}, the same one the outbound listeners use. A TLS ClientHello (first byte 0x16, a handshake
+ * record) gets the mesh's mTLS from {@link MeshTls} and WMP inside once the handshake names {@value MeshTls#ALPN};
+ * with {@code --mtls strict} plaintext of either kind is refused (counted in {@code weft_tls_refused_total}).
  */
 public final class InboundServer implements AutoCloseable {
     private final Transport transport;
@@ -49,6 +56,7 @@ public final class InboundServer implements AutoCloseable {
     private final WmpLimits limits;
     private final WmpCodecMetrics codecMetrics;
     private final ConnectionTimeouts timeouts;
+    private final MeshTls tls;
     private final ChannelGroup connections = new DefaultChannelGroup("weft-inbound", GlobalEventExecutor.INSTANCE);
     private Channel listener;
 
@@ -58,8 +66,9 @@ public final class InboundServer implements AutoCloseable {
      */
     public InboundServer(Transport transport, Cluster app, Upstream appUpstream, Collaborator collaborator,
                          SidecarMetrics metrics, WmpLimits limits, WmpCodecMetrics codecMetrics,
-                         ExchangeObserver observer, String localService, ConnectionTimeouts timeouts) {
+                         ExchangeObserver observer, String localService, ConnectionTimeouts timeouts, MeshTls tls) {
         this.timeouts = timeouts;
+        this.tls = tls;
         this.transport = transport;
         this.stack = PolicyStack.inbound(app, appUpstream, collaborator, metrics, observer, localService);
         this.metrics = metrics;
@@ -86,12 +95,32 @@ public final class InboundServer implements AutoCloseable {
         return (InetSocketAddress) listener.localAddress();
     }
 
-    private void installWmp(ChannelPipeline p) {
+    /** @param caller the peer's verified identity on an mTLS connection, null on a plaintext one */
+    private void installWmp(ChannelPipeline p, PeerIdentity caller) {
         Channel ch = p.channel();
         String peer = String.valueOf(ch.remoteAddress()); // once per connection, not per request
         WmpCodec.install(p, limits, codecMetrics);
         p.addLast("idle", MeshSession.heartbeat());
-        p.addLast("session", new MeshSession(WmpDownstream.acceptor(stack, ch.eventLoop(), peer), peer, metrics.rejected));
+        p.addLast("session", new MeshSession(WmpDownstream.acceptor(stack, ch.eventLoop(), peer, caller), peer,
+                metrics.rejected));
+    }
+
+    /**
+     * TLS first, WMP inside after the handshake. The flush consolidation moves above TLS, so that the WMP frames of
+     * one read are encrypted into few records instead of one record per frame.
+     */
+    private void installTls(ChannelPipeline p, SslHandler ssl) {
+        p.remove("flush");
+        p.addLast("tls", ssl);
+        p.addLast("flush", new FlushConsolidationHandler(64, true));
+        p.addLast("tls-gate", new InboundTlsGate(tls, String.valueOf(p.channel().remoteAddress()), this::installWmp));
+    }
+
+    /** Closes a connection this listener will not serve; what was read is dropped (the cumulation is ours). */
+    private void refuse(ChannelHandlerContext ctx, ByteBuf in, TlsRefusal reason, String detail) {
+        in.skipBytes(in.readableBytes());
+        tls.refused(true, reason, "peer " + ctx.channel().remoteAddress() + " " + detail);
+        ctx.close();
     }
 
     private void installHttp(ChannelPipeline p) {
@@ -100,11 +129,14 @@ public final class InboundServer implements AutoCloseable {
     }
 
     /**
-     * Reads the first byte, installs the matching protocol's handlers, and hands them everything read so far. A
+     * Reads the first byte, installs the matching protocol's handlers (TLS, WMP, HTTP/1.1), and hands them
+     * everything read so far, or refuses the connection (strict mode, TLS without a certificate). A
      * connection that sends no byte at all is idle like any other: closed after the idle timeout, and counted.
      * Thread: the connection's Worker. Buffers: the cumulation is passed on by ByteToMessageDecoder on removal.
      */
     private final class ProtocolDetector extends ByteToMessageDecoder {
+        /** A TLS record of type handshake: what every ClientHello starts with (RFC 8446, 5.1). */
+        private static final int TLS_HANDSHAKE_RECORD = 0x16;
         private final StallTimer.Watch firstByte = new StallTimer.Watch(this::idle);
         private Channel channel;
 
@@ -130,8 +162,21 @@ public final class InboundServer implements AutoCloseable {
                 return;
             }
             ChannelPipeline p = ctx.pipeline();
-            if (in.getUnsignedByte(in.readerIndex()) == WmpWire.MAGIC) {
-                installWmp(p);
+            int first = in.getUnsignedByte(in.readerIndex());
+            if (first == TLS_HANDSHAKE_RECORD) {
+                SslHandler ssl = tls.serverHandler(ctx.alloc());
+                if (ssl == null) {
+                    refuse(ctx, in, TlsRefusal.NO_LOCAL_CERTIFICATE, "sent a TLS ClientHello, but this sidecar holds"
+                            + " no certificate (--mtls " + tls.mode().label() + ", no --token-file or none issued yet)");
+                    return;
+                }
+                installTls(p, ssl);
+            } else if (!tls.plaintextAccepted()) {
+                refuse(ctx, in, TlsRefusal.PLAINTEXT, "sent plaintext " + (first == WmpWire.MAGIC ? "WMP" : "HTTP/1.1")
+                        + "; --mtls strict takes only mTLS on the inbound port");
+                return;
+            } else if (first == WmpWire.MAGIC) {
+                installWmp(p, null);
             } else {
                 installHttp(p);
             }

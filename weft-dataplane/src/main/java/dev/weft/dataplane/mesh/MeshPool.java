@@ -1,6 +1,7 @@
 package dev.weft.dataplane.mesh;
 
 import dev.weft.dataplane.metrics.Rejections;
+import dev.weft.dataplane.security.MeshTls;
 import dev.weft.dataplane.transport.Transport;
 import dev.weft.protocol.WmpCodec;
 import dev.weft.protocol.WmpCodecMetrics;
@@ -12,6 +13,7 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.handler.flush.FlushConsolidationHandler;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
 
@@ -19,7 +21,6 @@ import java.net.InetSocketAddress;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -30,6 +31,12 @@ import java.util.concurrent.atomic.LongAdder;
  * connections loses it as it would on the accepting side (GOAWAY {@code PROTOCOL_ERROR}, {@link MeshSession}), and is
  * counted in the same {@code weft_rejected_total{boundary="wmp_connection"}}.
  *
+ * <p>With a certificate ({@link MeshTls#active()}) every connection is dialled with mTLS: one TLS 1.3 handshake per
+ * pooled connection, never per request, and the connection is handed out only once the handshake is done and the
+ * peer agreed on {@value MeshTls#ALPN}. A handshake that fails is a failed dial: nothing was sent, so the request may
+ * go to another endpoint. A plaintext connection dialled before the certificate arrived (permissive mode) is
+ * replaced by an mTLS one at its next use, and closes once its streams are done.
+ *
  * <p>Threads: {@link #session} must be called on the Worker loop it is given; each loop's table is confined to it.
  */
 public final class MeshPool implements AutoCloseable {
@@ -39,6 +46,7 @@ public final class MeshPool implements AutoCloseable {
     private final int connectionsPerPeer;
     private final int connectTimeoutMillis;
     private final Rejections rejected;
+    private final MeshTls tls;
     private final Map<EventLoop, Map<String, Slot[]>> perLoop = new ConcurrentHashMap<>();
     private final LongAdder opened = new LongAdder();
     private final LongAdder connectFailures = new LongAdder();
@@ -51,9 +59,11 @@ public final class MeshPool implements AutoCloseable {
     /**
      * @param rejected where what peers send wrongly on these connections is counted (the sidecar's
      *                 {@code weft_rejected_total}): stream rules here, answers in {@code WmpUpstream}
+     * @param tls      decides per connection whether it is dialled with mTLS
      */
     public MeshPool(Transport transport, WmpLimits limits, WmpCodecMetrics codecMetrics, int connectionsPerPeer,
-                    int connectTimeoutMillis, Rejections rejected) {
+                    int connectTimeoutMillis, Rejections rejected, MeshTls tls) {
+        this.tls = tls;
         this.transport = transport;
         this.limits = limits;
         this.codecMetrics = codecMetrics;
@@ -93,9 +103,10 @@ public final class MeshPool implements AutoCloseable {
     /**
      * A usable session to {@code host:port} on {@code loop}, dialling one if needed. Call on {@code loop}.
      *
-     * @param key {@code host:port}, as the caller already has it
+     * @param service the service registered at that address: over mTLS the peer's certificate must name it
+     * @param key     {@code host:port}, as the caller already has it
      */
-    public Future<MeshSession> session(EventLoop loop, String host, int port, String key) {
+    public Future<MeshSession> session(EventLoop loop, String service, String host, int port, String key) {
         Slot[] slots = perLoop.computeIfAbsent(loop, l -> new HashMap<>())
                 .computeIfAbsent(key, k -> new Slot[connectionsPerPeer]);
         // Spread streams: take the usable connection with the fewest streams; dial into an empty slot if any.
@@ -103,6 +114,21 @@ public final class MeshPool implements AutoCloseable {
         int emptySlot = -1;
         for (int i = 0; i < slots.length; i++) {
             Slot s = slots[i];
+            if (s != null && s.service != null && !s.service.equals(service)) {
+                // The address now belongs to another service (a restart elsewhere took the port): not this peer.
+                slots[i] = null;
+                s.session.channel().close();
+                s = null;
+            }
+            if (s != null && s.plaintext && s.session.isUsable() && tls.active()) {
+                // Permissive: dialled before the certificate arrived. New streams go to an mTLS connection dialled
+                // into this slot; this one says GOAWAY (as an initiator that stops using it) and closes once its
+                // streams are done.
+                s.session.goAway("upgrading to mTLS");
+                if (s.session.activeStreams() == 0) {
+                    s.session.channel().close();
+                }
+            }
             if (s == null || (s.session == null && s.pending == null) || (s.session != null && !s.session.isUsable())) {
                 if (emptySlot < 0) {
                     emptySlot = i;
@@ -117,7 +143,7 @@ public final class MeshPool implements AutoCloseable {
             return loop.newSucceededFuture(best);
         }
         if (emptySlot >= 0) {
-            return dial(loop, slots, emptySlot, host, port, key);
+            return dial(loop, slots, emptySlot, service, host, port, key);
         }
         // All slots are dialling: wait for the first.
         for (Slot s : slots) {
@@ -128,12 +154,14 @@ public final class MeshPool implements AutoCloseable {
         return loop.newFailedFuture(new IllegalStateException("no mesh connection slot to " + key));
     }
 
-    private Future<MeshSession> dial(EventLoop loop, Slot[] slots, int index, String host, int port, String key) {
+    private Future<MeshSession> dial(EventLoop loop, Slot[] slots, int index, String service, String host, int port,
+                                     String key) {
         Slot slot = new Slot();
         slots[index] = slot;
         Promise<MeshSession> promise = loop.newPromise();
         slot.pending = promise;
         MeshSession session = new MeshSession(null, key, rejected);
+        SslHandler[] ssl = new SslHandler[1];
         Bootstrap b = new Bootstrap()
                 .group(loop)
                 .channel(transport.channelClass())
@@ -143,6 +171,12 @@ public final class MeshPool implements AutoCloseable {
                 .handler(new ChannelInitializer<Channel>() {
                     @Override
                     protected void initChannel(Channel ch) {
+                        // TLS nearest the socket, the flush consolidation above it: frames written in one go are
+                        // encrypted into few records. Writes made before the handshake ends wait in the SslHandler.
+                        ssl[0] = tls.clientHandler(ch.alloc());
+                        if (ssl[0] != null) {
+                            ch.pipeline().addLast("tls", ssl[0]);
+                        }
                         ch.pipeline().addLast("flush", new FlushConsolidationHandler(64, true));
                         WmpCodec.install(ch.pipeline(), limits, codecMetrics);
                         ch.pipeline().addLast("idle", MeshSession.heartbeat());
@@ -151,24 +185,49 @@ public final class MeshPool implements AutoCloseable {
                 });
         ChannelFuture cf = b.connect(new InetSocketAddress(host, port));
         cf.addListener(f -> {
-            slot.pending = null;
-            if (f.isSuccess()) {
-                opened.increment();
-                slot.session = session;
-                cf.channel().closeFuture().addListener(c -> {
-                    if (slots[index] == slot) {
-                        slots[index] = null;
+            if (!f.isSuccess()) {
+                failed(slots, index, promise, key, f.cause());
+            } else if (ssl[0] == null) {
+                slot.plaintext = true;
+                opened(slots, index, slot, session, promise, cf.channel());
+            } else {
+                ssl[0].handshakeFuture().addListener(h -> {
+                    if (!h.isSuccess()) {
+                        failed(slots, index, promise, key, h.cause()); // the SslHandler closes the channel
+                    } else if ((slot.service = tls.verifiedAs(ssl[0], service, key)) == null) {
+                        cf.channel().close();
+                        failed(slots, index, promise, key, new javax.net.ssl.SSLHandshakeException("the peer is not"
+                                + " service '" + service + "' speaking " + MeshTls.ALPN + " (see weft_tls_refused_total)"));
+                    } else {
+                        opened(slots, index, slot, session, promise, cf.channel());
                     }
                 });
-                promise.setSuccess(session);
-            } else {
-                connectFailures.increment();
-                slots[index] = null;
-                promise.setFailure(new MeshConnectException("cannot connect to peer sidecar " + key + ": "
-                        + f.cause().getMessage(), f.cause()));
             }
         });
         return promise;
+    }
+
+    private void opened(Slot[] slots, int index, Slot slot, MeshSession session, Promise<MeshSession> promise,
+                        Channel ch) {
+        slot.pending = null;
+        opened.increment();
+        slot.session = session;
+        ch.closeFuture().addListener(c -> {
+            if (slots[index] == slot) {
+                slots[index] = null;
+            }
+        });
+        promise.setSuccess(session);
+    }
+
+    private void failed(Slot[] slots, int index, Promise<MeshSession> promise, String key, Throwable cause) {
+        connectFailures.increment();
+        if (slots[index] != null) {
+            slots[index].pending = null;
+        }
+        slots[index] = null;
+        promise.setFailure(new MeshConnectException("cannot connect to peer sidecar " + key + ": "
+                + cause.getMessage(), cause));
     }
 
     /**
@@ -196,6 +255,10 @@ public final class MeshPool implements AutoCloseable {
 
     private static final class Slot {
         MeshSession session;
+        /** The service the peer's certificate proved, null on a plaintext connection (nothing proved). */
+        String service;
+        /** Dialled without TLS (no certificate yet): replaced by an mTLS connection once there is one. */
+        boolean plaintext;
         Promise<MeshSession> pending;
     }
 

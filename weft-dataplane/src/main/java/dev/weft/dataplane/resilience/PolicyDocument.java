@@ -44,6 +44,7 @@ import java.util.regex.Pattern;
  *     concurrency-limit: {adaptive: true, min: 10, max: 200}   # inbound, at the service's own sidecars; default fixed
  *     circuit-breaker: {max-connections: 1024}
  *     outbound-limit: {adaptive: true, min: 200, max: 1000}  # at the callers' sidecars; default on, no min
+ *     slo: {p99: 200ms, error-rate: 1%}   # read by ./weft diagnose; no sidecar enforces it
  *     routes:
  *       - name: search
  *         match: {path-prefix: /search, method: GET}
@@ -57,7 +58,7 @@ import java.util.regex.Pattern;
  */
 public final class PolicyDocument {
     private static final Set<String> SERVICE_KEYS = Set.of("timeout", "retries", "outlier-detection", "rate-limit", "routes",
-            "concurrency-limit", "circuit-breaker", "outbound-limit", "authorization");
+            "concurrency-limit", "circuit-breaker", "outbound-limit", "authorization", "slo");
     private static final Set<String> ROUTE_KEYS = Set.of("name", "match", "timeout", "retries", "rate-limit");
 
     private final String file;
@@ -149,8 +150,9 @@ public final class PolicyDocument {
                 ? circuitBreaker(keys.get("circuit-breaker"), path + ".circuit-breaker") : d.maxConnections();
         AuthorizationPolicy authz = keys.containsKey("authorization")
                 ? authorization(keys.get("authorization"), path + ".authorization") : AuthorizationPolicy.NONE;
+        ServicePolicy.Slo slo = keys.containsKey("slo") ? slo(keys.get("slo"), path + ".slo") : null;
         ServicePolicy base = new ServicePolicy(timeout, retry, outlier, rate[0], (int) rate[1], rate[2], List.of(),
-                limit, maxConnections, outboundLimit, authz);
+                limit, maxConnections, outboundLimit, authz, slo);
         if (!keys.containsKey("routes")) {
             return base;
         }
@@ -163,7 +165,7 @@ public final class PolicyDocument {
             routes.add(route(path + ".routes[" + i + "]", seq.getValue().get(i), base));
         }
         return new ServicePolicy(timeout, retry, outlier, rate[0], (int) rate[1], rate[2], routes, limit,
-                maxConnections, outboundLimit, authz);
+                maxConnections, outboundLimit, authz, slo);
     }
 
     // --- authorization: who may call the service (docs/security.md, "Authorization") ---
@@ -283,6 +285,29 @@ public final class PolicyDocument {
         return new ServicePolicy.ConcurrencyLimit(adaptive, min, max, initial);
     }
 
+    /** {@code slo: {p99: 200ms, error-rate: 1%}}: at least one of the two; a p99 above zero, a rate of 0-100%. */
+    private ServicePolicy.Slo slo(Node node, String path) throws PolicyException {
+        Map<String, Node> k = mapping(node, path, Set.of("p99", "error-rate"));
+        if (k.isEmpty()) {
+            throw error(node, path, "p99 and/or error-rate, e.g. {p99: 200ms, error-rate: 1%}");
+        }
+        Duration p99 = null;
+        if (k.containsKey("p99")) {
+            p99 = duration(k.get("p99"), path + ".p99");
+            if (p99.isZero()) {
+                throw error(k.get("p99"), path + ".p99", "a latency above zero, such as 200ms");
+            }
+        }
+        Double rate = null;
+        if (k.containsKey("error-rate")) {
+            rate = percent(k.get("error-rate"), path + ".error-rate");
+            if (rate > 1) {
+                throw error(k.get("error-rate"), path + ".error-rate", "a percentage from 0% to 100%, such as 1%");
+            }
+        }
+        return new ServicePolicy.Slo(p99, rate);
+    }
+
     private int circuitBreaker(Node node, String path) throws PolicyException {
         Map<String, Node> k = mapping(node, path, Set.of("max-connections"));
         return k.containsKey("max-connections")
@@ -315,7 +340,8 @@ public final class PolicyDocument {
         double[] rate = keys.containsKey("rate-limit") ? rate(keys.get("rate-limit"), path + ".rate-limit")
                 : new double[] {0, 0, 0};
         ServicePolicy merged = new ServicePolicy(timeout, retry, base.outlier(), rate[0], (int) rate[1], rate[2],
-                List.of(), base.concurrencyLimit(), base.maxConnections(), base.outboundLimit(), base.authorization());
+                List.of(), base.concurrencyLimit(), base.maxConnections(), base.outboundLimit(), base.authorization(),
+                base.slo());
         return new ServicePolicy.Route(name, prefix, method, merged);
     }
 

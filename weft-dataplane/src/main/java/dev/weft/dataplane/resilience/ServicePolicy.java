@@ -26,10 +26,13 @@ import java.util.List;
  *                       from the latency it sees; beyond, 503 {@code outbound-limit} at once (service-wide only)
  * @param authorization  inbound: which callers may call the service, checked by its own sidecars (service-wide only;
  *                       {@link AuthorizationPolicy#NONE}, allowing every caller, when the document has no section)
+ * @param slo            the service's objective, or null: not enforced by any sidecar, read by the control plane's
+ *                       culprit finding ({@code ./weft diagnose}) from the stored document (service-wide only)
  */
 public record ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy outlier, double rateLimit,
                             int rateBurst, double perCallerRate, List<Route> routes, ConcurrencyLimit concurrencyLimit,
-                            int maxConnections, ConcurrencyLimit outboundLimit, AuthorizationPolicy authorization) {
+                            int maxConnections, ConcurrencyLimit outboundLimit, AuthorizationPolicy authorization,
+                            Slo slo) {
 
     /** The burst of a bucket refilled at {@code perSecond}: the policy's own, or a tenth of that rate (at least 1). */
     public int burstFor(double perSecond) {
@@ -50,7 +53,7 @@ public record ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy o
                          double perCallerRate, List<Route> routes, ConcurrencyLimit concurrencyLimit,
                          int maxConnections, ConcurrencyLimit outboundLimit) {
         this(timeout, retry, outlier, rateLimit, rateBurst, perCallerRate, routes, concurrencyLimit, maxConnections,
-                outboundLimit, AuthorizationPolicy.NONE);
+                outboundLimit, AuthorizationPolicy.NONE, null);
     }
 
     public ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy outlier, double rateLimit, int rateBurst,
@@ -82,25 +85,25 @@ public record ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy o
     /** This policy with another inbound concurrency limit. */
     public ServicePolicy withConcurrencyLimit(ConcurrencyLimit limit) {
         return new ServicePolicy(timeout, retry, outlier, rateLimit, rateBurst, perCallerRate, routes, limit,
-                maxConnections, outboundLimit, authorization);
+                maxConnections, outboundLimit, authorization, slo);
     }
 
     /** This policy with another cap on connections per endpoint (0 = none). */
     public ServicePolicy withMaxConnections(int max) {
         return new ServicePolicy(timeout, retry, outlier, rateLimit, rateBurst, perCallerRate, routes,
-                concurrencyLimit, max, outboundLimit, authorization);
+                concurrencyLimit, max, outboundLimit, authorization, slo);
     }
 
     /** This policy with another outbound limit (see {@link ConcurrencyLimit#OUTBOUND_DEFAULT}). */
     public ServicePolicy withOutboundLimit(ConcurrencyLimit limit) {
         return new ServicePolicy(timeout, retry, outlier, rateLimit, rateBurst, perCallerRate, routes,
-                concurrencyLimit, maxConnections, limit, authorization);
+                concurrencyLimit, maxConnections, limit, authorization, slo);
     }
 
     /** This policy with another authorization section. */
     public ServicePolicy withAuthorization(AuthorizationPolicy a) {
         return new ServicePolicy(timeout, retry, outlier, rateLimit, rateBurst, perCallerRate, routes,
-                concurrencyLimit, maxConnections, outboundLimit, a);
+                concurrencyLimit, maxConnections, outboundLimit, a, slo);
     }
 
     /** The route a request matches, or null when it takes the service-wide policy. Allocation free. */
@@ -175,4 +178,12 @@ public record ServicePolicy(Duration timeout, RetryPolicy retry, OutlierPolicy o
                                 int maxEjectedPercent) {
         public static final OutlierPolicy DEFAULT = new OutlierPolicy(5, Duration.ofSeconds(5), Duration.ofSeconds(60), 50);
     }
+
+    /**
+     * A service level objective ({@code slo: {p99: 200ms, error-rate: 1%}}): either part may be null (not set).
+     *
+     * @param p99       the latency 99% of the service's requests stay under
+     * @param errorRate the share of requests (0..1) allowed to fail
+     */
+    public record Slo(Duration p99, Double errorRate) {}
 }

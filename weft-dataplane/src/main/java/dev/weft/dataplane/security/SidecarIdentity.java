@@ -228,7 +228,8 @@ public final class SidecarIdentity implements AutoCloseable {
                                                 long failures, String lastError) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("mtls", mode.label());
-        m.put("meshLinkEncrypted", false);
+        // MeshTls dials and accepts mTLS exactly while a certificate is held (docs/security.md).
+        m.put("meshLinkEncrypted", c != null);
         m.put("tokenFile", tokenFile == null ? null : tokenFile.toString());
         m.put("spiffeId", c == null ? null : c.spiffeId());
         m.put("serial", c == null ? null : c.serial());

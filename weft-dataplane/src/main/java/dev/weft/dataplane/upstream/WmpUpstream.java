@@ -43,7 +43,8 @@ public final class WmpUpstream implements Upstream {
 
     @Override
     public Future<UpstreamCall> open(EventLoop loop, Endpoint endpoint, String address, UpstreamListener listener) {
-        Future<MeshSession> session = pool.session(loop, endpoint.host(), endpoint.port(), address);
+        Future<MeshSession> session = pool.session(loop, endpoint.service(), endpoint.host(), endpoint.port(),
+                address);
         if (session.isSuccess()) { // the usual case
             return loop.newSucceededFuture(new Call(session.getNow(), listener, pool.limits(), pool.rejected()));
         }

@@ -97,7 +97,7 @@ class PolicyDocumentTest {
                     retry: {attempts: 2}
                 """)).hasMessage("p.yaml:4: key 'services.provider.retry': expected one of "
                 + "[authorization, circuit-breaker, concurrency-limit, outbound-limit, outlier-detection, rate-limit, retries, routes, "
-                + "timeout] "
+                + "slo, timeout] "
                 + "(unknown key 'retry')");
     }
 
@@ -121,5 +121,41 @@ class PolicyDocumentTest {
                 .hasMessageStartingWith("p.yaml: not valid YAML");
         assertThatThrownBy(() -> PolicyDocument.parse("p.yaml", "other: 1\n"))
                 .hasMessageContaining("key 'the document.other'");
+    }
+
+    @Test
+    void anSloIsReadForDiagnosisAndRefusedWhenItIsNotOne() throws Exception {
+        Map<String, ServicePolicy> p = PolicyDocument.parse("p.yaml", """
+                services:
+                  provider:
+                    slo: {p99: 200ms, error-rate: 1%}
+                  consumer:
+                    slo: {error-rate: 0.5%}
+                  other:
+                    timeout: 1s
+                """);
+        assertThat(p.get("provider").slo()).isEqualTo(new ServicePolicy.Slo(java.time.Duration.ofMillis(200), 0.01));
+        assertThat(p.get("consumer").slo()).isEqualTo(new ServicePolicy.Slo(null, 0.005));
+        assertThat(p.get("other").slo()).isNull();
+        assertThatThrownBy(() -> PolicyDocument.parse("p.yaml", """
+                services:
+                  provider:
+                    slo: {p99: 200ms, error-rate: 150%}
+                """)).hasMessage("p.yaml:3: key 'services.provider.slo.error-rate': expected a percentage from 0% to 100%, such as 1%");
+        assertThatThrownBy(() -> PolicyDocument.parse("p.yaml", """
+                services:
+                  provider:
+                    slo: {p90: 200ms}
+                """)).hasMessage("p.yaml:3: key 'services.provider.slo.p90': expected one of [error-rate, p99] (unknown key 'p90')");
+        assertThatThrownBy(() -> PolicyDocument.parse("p.yaml", """
+                services:
+                  provider:
+                    slo: {p99: 0ms}
+                """)).hasMessageContaining("key 'services.provider.slo.p99': expected a latency above zero");
+        assertThatThrownBy(() -> PolicyDocument.parse("p.yaml", """
+                services:
+                  provider:
+                    slo: {}
+                """)).hasMessageContaining("key 'services.provider.slo': expected p99 and/or error-rate");
     }
 }
