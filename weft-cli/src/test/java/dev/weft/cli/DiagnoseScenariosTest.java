@@ -34,7 +34,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * steady load, and {@code GET /v1/diagnose} is asked once a second until it names the cause. Between scenarios the
  * fault is cleared and the load runs steady for longer than a diagnosis's window and baseline, so each scenario's
  * baseline is quiet. Windows are shorter than the defaults (4 s against the 10 s before) to keep the test short.
- * What {@code ./weft diagnose} printed for each is saved under {@code target/diagnose/} (docs/observability.md).
+ * What {@code ./weft diagnose} printed for each is saved under {@code target/diagnose/} (docs/observability.md). In
+ * the first three, the dashboard's map is checked in headless Chromium to mark the same culprit (culprit.mjs).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -88,6 +89,8 @@ class DiagnoseScenariosTest {
             assertThat(top.path("traceIds").size()).isPositive();
             assertThat(d.path("verdict").asText()).startsWith("c endpoint " + mesh.c1Endpoint + " (c-1) is ")
                     .contains("slower in its own time");
+            // The dashboard's map marks it too (headless Chromium; it asks for the default window).
+            assertThat(BrowserScript.run("culprit.mjs", mesh.control, "c")).contains("culprit: c marked");
         } finally {
             mesh.fault(mesh.c1.address(), "factor=1");
         }
@@ -113,6 +116,8 @@ class DiagnoseScenariosTest {
                 assertThat(c.path("service").asText()).as("only c is a cause: %s", d).isEqualTo("c");
             }
             assertThat(d.path("verdict").asText()).contains("b queues for c (back-pressure, not a cause)");
+            assertThat(BrowserScript.run("culprit.mjs", mesh.control, "c", "b"))
+                    .contains("culprit: c marked, back-pressure: b");
         } finally {
             more.stop();
             mesh.fault(mesh.c1.address(), "factor=1");
@@ -138,6 +143,7 @@ class DiagnoseScenariosTest {
                 assertThat(c.path("service").asText()).as("a and entry only pass b's errors back: %s", d).isEqualTo("b");
             }
             assertThat(d.path("verdict").asText()).startsWith("b originates ");
+            assertThat(BrowserScript.run("culprit.mjs", mesh.control, "b")).contains("culprit: b marked");
         } finally {
             mesh.fault(mesh.b.address(), "error-rate=0");
         }
