@@ -23,7 +23,8 @@ await run(executablePath, async (page) => {
   await page.waitForSelector('svg.map g.edge[data-from="gateway"][data-to="consumer"]', { timeout: TIMEOUT });
   await page.waitForSelector('svg.map g.edge[data-from="consumer"][data-to="provider"][data-health="ok"]', { timeout: TIMEOUT });
   console.log('map: services gateway, consumer, provider; edges gateway → consumer, consumer → provider');
-  // The culprit: marked only when GET /v1/diagnose answers (the diagnose route may not be in this build).
+  // The culprits the map marks are the ones GET /v1/diagnose names (none in this healthy mesh; the scenarios with a
+  // fault are DiagnoseScenariosTest's, through culprit.mjs).
   const diag = await page.evaluate(async () => { const r = await fetch('/v1/diagnose'); return r.ok ? r.json() : null; });
   const marked = await page.$$eval('svg.map g.node.culprit', ns => ns.map(n => n.dataset.service));
   if (diag) {

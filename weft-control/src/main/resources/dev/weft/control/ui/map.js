@@ -51,7 +51,7 @@ export function mountMap(root) {
   return page;
 }
 
-/** The diagnose helper's answer, or null while that route is absent (404) or failing: then no culprit is shown. */
+/** GET /v1/diagnose's answer, or null when it gives none (an error status): then no culprit is shown. */
 async function diagnose() {
   try {
     return await getJson('/v1/diagnose');
