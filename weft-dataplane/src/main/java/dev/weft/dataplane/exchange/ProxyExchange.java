@@ -123,24 +123,30 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
         return loop().inEventLoop() ? admitOnLoop() : Exchange.onLoop(loop(), this::admitOnLoop);
     }
 
-    private Future<EndpointState> admitOnLoop() {
+    private Future<?> admitOnLoop() {
         if (finished) {
-            return loop().newFailedFuture(ABANDONED);
+            return loop().newFailedFuture(Failures.ABANDONED);
+        }
+        EndpointState now = stack.balance().admitNow(this);
+        if (now != null) {
+            admitted(now);
+            return DONE;
         }
         Future<EndpointState> f = stack.balance().admit(this);
         if (f.isDone()) {
-            admitted(f);
+            admitted(f.getNow());
         } else {
-            f.addListener(x -> admitted(f));
+            f.addListener(x -> admitted(f.getNow()));
         }
         return f;
     }
 
-    private void admitted(Future<EndpointState> f) {
-        if (!f.isSuccess()) {
+    /** @param e the slot granted, or null when admission failed */
+    private void admitted(EndpointState e) {
+        if (e == null) {
             return;
         }
-        endpoint = f.getNow();
+        endpoint = e;
         if (finished) {
             releaseSlot(); // the client left while we waited for capacity
         } else {
@@ -155,7 +161,7 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
 
     private Future<UpstreamCall> connectOnLoop() {
         if (finished || endpoint == null) {
-            return loop().newFailedFuture(ABANDONED);
+            return loop().newFailedFuture(Failures.ABANDONED);
         }
         EndpointState target = endpoint;
         Future<UpstreamCall> f = stack.upstream().open(loop(), target.endpoint(), target.address(), this);
@@ -173,9 +179,10 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
         }
         target.markReachable();
         call = f.getNow();
-        trace.connected();
         if (finished) {
-            cancelCall();
+            cancelCall(); // and no trace event: the trace ended (and its record may be another exchange's now)
+        } else {
+            trace.connected();
         }
     }
 
@@ -186,7 +193,7 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
 
     private Future<Void> forwardOnLoop() {
         if (finished || call == null) {
-            return loop().newFailedFuture(ABANDONED);
+            return loop().newFailedFuture(Failures.ABANDONED);
         }
         answered = loop().newPromise();
         sendHead();
@@ -381,7 +388,7 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
 
     @Override
     public void fail(Throwable cause) {
-        if (finished || cause == SUPERSEDED || cause == ABANDONED) {
+        if (finished || cause == Failures.SUPERSEDED || cause == Failures.ABANDONED) {
             return;
         }
         boolean unprocessed = Failures.unprocessed(cause);
@@ -417,7 +424,7 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
         }
         cancelCall();
         if (answered != null) {
-            answered.tryFailure(ABANDONED);
+            answered.tryFailure(Failures.ABANDONED);
         }
         over(null, relayed ? 499 : status, false, relayed ? "downstream-closed" : kind); // answer begun: cut short
     }
@@ -428,7 +435,7 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
         cancelCall();
         releaseSlot();
         if (answered != null) {
-            answered.tryFailure(SUPERSEDED); // ends the previous attempt's Collaborator chain
+            answered.tryFailure(Failures.SUPERSEDED); // ends the previous attempt's Collaborator chain
         }
         answered = null;
         sentNanos = 0;
@@ -490,10 +497,4 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
         }
         cancelDeadline();
     }
-
-    /** Completes an attempt that a retry replaced; its Collaborator chain ignores it. */
-    private static final Exception SUPERSEDED = new Exception("superseded by a retry", null, false, false) {};
-
-    /** A step found the exchange already over (the client left); nothing is to be answered. */
-    private static final Exception ABANDONED = new Exception("exchange abandoned", null, false, false) {};
 }

@@ -1,6 +1,7 @@
 package dev.weft.dataplane.upstream;
 
 import dev.weft.dataplane.exchange.ExchangeError;
+import dev.weft.dataplane.http.Decimals;
 import dev.weft.dataplane.http.Http1Messages;
 import dev.weft.dataplane.http.Http1ResponseDecoder;
 import dev.weft.dataplane.http.Http1Writer;
@@ -259,7 +260,7 @@ public final class HttpUpstream implements Upstream {
             WmpHeaders fields = ProxyHeaders.forwardRequest(in, clientAddress).remove("transfer-encoding");
             if (endStream) {
                 if (body.isReadable() || fields.contains("content-length")) {
-                    fields.set("content-length", Integer.toString(body.readableBytes()));
+                    fields.set("content-length", Decimals.of(body.readableBytes()));
                 }
             } else if (!fields.contains("content-length")) {
                 fields.set("transfer-encoding", "chunked");
