@@ -141,10 +141,9 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
         return f;
     }
 
-    /** @param e the slot granted, or null when admission failed */
     private void admitted(EndpointState e) {
         if (e == null) {
-            return;
+            return; // admission failed
         }
         endpoint = e;
         if (finished) {
@@ -226,12 +225,11 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
 
     /** A body piece from the downstream ({@code end}: the last one). Owned here from now on. */
     public void onRequestBody(ByteBuf piece, boolean end) {
+        body.add(piece, end); // when finished, only to learn that the request is complete
         if (finished) {
-            body.add(piece, end); // only to learn that it is complete
             body.release();
             return;
         }
-        body.add(piece, end);
         if (call != null && answered != null) {
             pumpBody();
         } else if (!end) {
@@ -314,6 +312,7 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
         stack.traffic().bytesOut(n);
         bytesOut += n;
         downstream.answer(this, h, body, answerEnd);
+        h.fields().recycle(); // written out: the upstream's decoder fills the list again for a later answer
         if (answerEnd) {
             finish(false);
             return;
@@ -465,6 +464,7 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
         end(error);
         stack.traffic().finished(code, start, meshError);
         trace.end(code, body.sent(), bytesOut, kind);
+        head.fields().recycle(); // sent (for the last time) or refused; the phases' ends are past, answers read none
     }
 
     /** Runs the phases' onEnd (in reverse) and frees what the exchange holds. */

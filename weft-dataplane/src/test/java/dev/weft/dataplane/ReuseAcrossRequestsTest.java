@@ -20,14 +20,20 @@ import java.util.concurrent.ThreadLocalRandom;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The span exporter gives each exchange's record back to its Worker once it has encoded it, and the Worker's next
- * exchange is recorded on it (with the production defaults: tracing on, no access log). Through real sidecars on
- * loopback: failed, retried requests first, then, once their spans were exported, successful ones with other trace
- * ids and deadlines on the same keep-alive connection. Every later span must describe its own request alone: its
- * trace and parent, its status, its steps, and nothing of the failed exchange whose record it may reuse.
+ * What the sidecars reuse from one request to the next must carry nothing of the previous one. Through real sidecars
+ * on loopback, with the production defaults (tracing every request, no access log):
+ * <ul>
+ *   <li>the span exporter gives each exchange's record back to its Worker once it has encoded it, and the Worker's
+ *   next exchange is recorded on it: failed, retried requests first, then, once their spans were exported,
+ *   successful ones with other trace ids and deadlines on the same keep-alive connection, each of whose spans must
+ *   describe its own request alone;</li>
+ *   <li>each decoder fills the header lists of its connection's finished exchanges again, requests and answers, on
+ *   both sides: heads with different fields one after the other on one connection must each arrive with their own
+ *   fields only.</li>
+ * </ul>
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class SpanRecordReuseTest {
+class ReuseAcrossRequestsTest {
     private static final ObjectMapper JSON = new ObjectMapper();
     private final TestApp app;
     private final TestApp consumerApp;
@@ -36,7 +42,7 @@ class SpanRecordReuseTest {
     private MeshFixture mesh;
     private Sidecar consumer;
 
-    SpanRecordReuseTest() throws Exception {
+    ReuseAcrossRequestsTest() throws Exception {
         app = new TestApp();
         consumerApp = new TestApp();
     }
@@ -134,6 +140,33 @@ class SpanRecordReuseTest {
                 assertThat(span.get("duration").asLong()).isLessThan(10_000_000L);
             }
             assertThat(server.get("timestamp").asLong()).isGreaterThanOrEqualTo(client.get("timestamp").asLong());
+        }
+    }
+
+    @Test
+    void eachHeadOnAConnectionCarriesItsOwnFieldsOnlyInBothDirections() throws Exception {
+        URI base = URI.create("http://127.0.0.1:" + MeshFixture.port(consumer, "upstream provider"));
+        for (int round = 0; round < 3; round++) {
+            HttpResponse<byte[]> big = http.send(HttpRequest.newBuilder(base.resolve("/big?bytes=10"))
+                    .header("x-first", "a" + round).header("x-shared", "one").timeout(Duration.ofSeconds(10)).build(),
+                    HttpResponse.BodyHandlers.ofByteArray());
+            assertThat(big.statusCode()).isEqualTo(200);
+            assertThat(big.body()).hasSize(10);
+            assertThat(app.lastHeaders).containsKeys("x-first", "x-shared").doesNotContainKey("x-second");
+            assertThat(app.lastHeaders.get("x-first")).containsExactly("a" + round);
+            assertThat(big.headers().firstValue("content-type")).hasValue("application/octet-stream");
+            assertThat(big.headers().firstValue("x-app")).isEmpty();
+
+            HttpResponse<String> echo = http.send(HttpRequest.newBuilder(base.resolve("/echo"))
+                    .header("x-second", "b" + round).timeout(Duration.ofSeconds(10))
+                    .POST(HttpRequest.BodyPublishers.ofString("hello")).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(echo.statusCode()).isEqualTo(200);
+            assertThat(echo.body()).startsWith("5 ");
+            assertThat(app.lastHeaders).containsKey("x-second").doesNotContainKeys("x-first", "x-shared");
+            assertThat(app.lastHeaders.get("x-second")).containsExactly("b" + round);
+            assertThat(echo.headers().firstValue("content-type")).hasValue("text/plain");
+            assertThat(echo.headers().firstValue("x-app")).hasValue("test");
+            assertThat(echo.headers().firstValue("transfer-encoding")).isEmpty();
         }
     }
 }
