@@ -152,44 +152,49 @@ public class HotPathBenchmark {
 
     @Benchmark
     public int direct() throws IOException {
+        calls++;
         return direct.call();
     }
 
     @Benchmark
     public int mesh() throws IOException {
-        meshCalls++;
+        calls++;
         return mesh.call();
     }
 
-    // The sidecars' own share, measured on their threads: (mesh - direct) also counts what the backend allocates to
+    // Who allocates, measured on the threads themselves: (mesh - direct) also counts what the backend allocates to
     // parse the fields the mesh adds to each request (traceparent, via, x-forwarded-for, the deadline), which is the
     // app's cost, not a sidecar's.
-    private long meshCalls;
+    private long calls;
     private long sidecarBytesAtStart;
+    private long backendBytesAtStart;
 
     @Setup(Level.Iteration)
     public void markIteration() {
-        meshCalls = 0;
-        sidecarBytesAtStart = sidecarThreadsAllocatedBytes();
+        calls = 0;
+        sidecarBytesAtStart = allocatedBytes("weft-");
+        backendBytesAtStart = allocatedBytes("provider-backend");
     }
 
-    /** Prints what the sidecars' threads ("weft-*") allocated per mesh request in the iteration, both sidecars. */
+    /**
+     * Prints what the sidecars' threads ("weft-*", both sidecars together) and the backend's threads allocated per
+     * request in the iteration.
+     */
     @TearDown(Level.Iteration)
-    public void reportSidecarThreads() {
-        if (meshCalls > 0) {
-            System.out.printf("sidecar threads: %.1f B allocated per request, both sidecars (%d requests)%n",
-                    (sidecarThreadsAllocatedBytes() - sidecarBytesAtStart) / (double) meshCalls, meshCalls);
+    public void reportThreads() {
+        if (calls > 0) {
+            System.out.printf("per request: sidecar threads %.1f B, backend threads %.1f B (%d requests)%n",
+                    (allocatedBytes("weft-") - sidecarBytesAtStart) / (double) calls,
+                    (allocatedBytes("provider-backend") - backendBytesAtStart) / (double) calls, calls);
         }
     }
 
-    private static long sidecarThreadsAllocatedBytes() {
+    private static long allocatedBytes(String threadNamePrefix) {
         com.sun.management.ThreadMXBean mx = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-        long[] ids = mx.getAllThreadIds();
         long sum = 0;
-        for (java.lang.management.ThreadInfo t : mx.getThreadInfo(ids, 0)) {
-            if (t != null && t.getThreadName().startsWith("weft-")) {
-                long b = mx.getThreadAllocatedBytes(t.getThreadId());
-                sum += Math.max(0, b);
+        for (java.lang.management.ThreadInfo t : mx.getThreadInfo(mx.getAllThreadIds(), 0)) {
+            if (t != null && t.getThreadName().startsWith(threadNamePrefix)) {
+                sum += Math.max(0, mx.getThreadAllocatedBytes(t.getThreadId()));
             }
         }
         return sum;
