@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Allocation by site from a JFR recording's jdk.ObjectAllocationSample events.
 #
-#   weft-bench/scripts/alloc-sites.sh RECORDING.jfr [TOP] [BYTES_PER_OP]
+#   weft-bench/scripts/alloc-sites.sh RECORDING.jfr [TOP] [BYTES_PER_OP] [THREAD_PREFIX]
 #
 # Prints the TOP (default 40) sites by sampled weight: the allocated class, the frame that allocated it, and the
 # first dev.weft frame on the stack (who asked for it), each with its share of all sampled weight. Given
 # BYTES_PER_OP (e.g. HotPathBenchmark.mesh's gc.alloc.rate.norm from the same build), it also prints each site's
 # share of that figure in bytes per operation: an estimate, since sampling is statistical and the share counts every
-# thread of the JVM (the benchmark's client and backend, JFR itself).
+# thread of the JVM (the benchmark's client and backend, JFR itself). Given THREAD_PREFIX (e.g. "weft-", the
+# sidecars' threads), only those threads' samples count; then pass their own B/op (HotPathBenchmark prints the
+# sidecar threads' bytes per request).
 #
 # Record with, for example (from weft-cli/target):
 #   java -cp "weft-cli.jar:lib/*" org.openjdk.jmh.Main 'HotPathBenchmark.mesh' -p observability=on -f 1 -wi 6 -w 2 \
@@ -18,12 +20,13 @@ set -euo pipefail
 rec=${1:?usage: alloc-sites.sh RECORDING.jfr [TOP] [BYTES_PER_OP]}
 top=${2:-40}
 perop=${3:-0}
+prefix=${4:-}
 jfr=jfr
 if [[ -n "${JAVA_HOME:-}" && -x "$JAVA_HOME/bin/jfr" ]]; then jfr="$JAVA_HOME/bin/jfr"; fi
 command -v "$jfr" >/dev/null || { echo "alloc-sites: no 'jfr' tool found (set JAVA_HOME to a JDK 25)" >&2; exit 2; }
 "$jfr" print --json --stack-depth 24 --events jdk.ObjectAllocationSample "$rec" | python3 -c '
 import json, sys, collections
-top, perop = int(sys.argv[1]), float(sys.argv[2])
+top, perop, prefix = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
 events = json.load(sys.stdin)["recording"]["events"]
 seen_threads = set()
 sites = collections.Counter()
@@ -34,6 +37,8 @@ for e in events:
     # A thread'"'"'s first sample carries everything it allocated before sampling started: dropped.
     if thread not in seen_threads:
         seen_threads.add(thread)
+        continue
+    if not ((v.get("eventThread") or {}).get("javaName") or "").startswith(prefix):
         continue
     w = v["weight"]
     frames = (v.get("stackTrace") or {}).get("frames") or []
@@ -53,4 +58,4 @@ for (cls, first, weft), w in sites.most_common(top):
     share = w / total
     b = f"{share*perop:6.0f} " if perop else ""
     print(f"{share*100:5.2f}%  {b}{cls} | {first} | {weft}")
-' "$top" "$perop"
+' "$top" "$perop" "$prefix"

@@ -4,8 +4,8 @@ import dev.weft.dataplane.observe.ExchangeObserver.Direction;
 
 /**
  * The record of one exchange: its timeline, where it went, how it ended and its trace ids. The same object is the
- * metrics sample, the span and the access log line, so an observed request costs one allocation beyond the trace
- * headers; spans and log lines are formatted later, off the event loop.
+ * metrics sample, the span and the access log line, so an observed request costs at most one allocation beyond the
+ * trace headers (none when a record comes back, below); spans and log lines are formatted later, off the event loop.
  *
  * <p>Thread: written only on the exchange's Worker loop, up to {@link #end}; after that it is immutable and handed
  * to the exporter and access log threads through their queues (which publish it safely). When only the exporter
