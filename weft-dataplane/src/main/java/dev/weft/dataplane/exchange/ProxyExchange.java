@@ -194,7 +194,7 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
         if (finished || call == null) {
             return loop().newFailedFuture(Failures.ABANDONED);
         }
-        answered = loop().newPromise();
+        answered = new Exchange.Answer(loop(), this);
         sendHead();
         return answered;
     }
