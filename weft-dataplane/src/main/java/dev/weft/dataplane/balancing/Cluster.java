@@ -233,7 +233,10 @@ public final class Cluster {
         if (eps.isEmpty()) {
             return null;
         }
-        Balancer b = balancers.computeIfAbsent(loop, l -> balancerFactory.create());
+        Balancer b = balancers.get(loop);
+        if (b == null) { // once per Worker: computeIfAbsent's capturing lambda was an object per request
+            b = balancers.computeIfAbsent(loop, l -> balancerFactory.create());
+        }
         EndpointState chosen = b.pick(eps, hash, exclude);
         return chosen != null || exclude == null ? chosen : b.pick(eps, hash, null);
     }
@@ -310,6 +313,18 @@ public final class Cluster {
 
     public Future<EndpointState> acquire(EventExecutor loop) {
         return acquire(loop, 0, null);
+    }
+
+    /**
+     * The usual admission without a future: a slot now from the Worker's balancer when nobody waits, else null, and
+     * then the caller goes through {@link #acquire} (which queues or refuses). A granted slot's promise was an
+     * object per request for a result known at once. Call on {@code loop}; arguments as for {@link #acquire}.
+     */
+    public EndpointState acquireNow(EventExecutor loop, long hash, EndpointState exclude) {
+        if (!used) {
+            used = true;
+        }
+        return waiters.isEmpty() && !endpoints.isEmpty() ? tryPick(loop, hash, exclude) : null;
     }
 
     /**

@@ -14,6 +14,12 @@ import dev.weft.dataplane.upstream.Upstream;
  * <p>Thread: the exchange's loop; stateless.
  */
 public final class Failures {
+    /** Completes an attempt that a retry replaced; its Collaborator chain ignores it. */
+    static final Exception SUPERSEDED = new Exception("superseded by a retry", null, false, false) {};
+
+    /** A step found the exchange already over (the client left); nothing is to be answered. */
+    static final Exception ABANDONED = new Exception("exchange abandoned", null, false, false) {};
+
     private Failures() {}
 
     /** Whether nothing of the request reached an app: dialling failed, our own limits refused it, or the peer refused the stream. */
