@@ -106,7 +106,7 @@ public final class BalancePhase implements Phase {
                 e.recordLatency(latency, x.inFlightAtSend(), status == 503);
                 c.recordOutcome(e, status >= 500);
             }
-        } else if (!(failure instanceof Cluster.NoCapacityException) && !(failure instanceof Upstream.CircuitOpenException)
+        } else if (!(failure instanceof NoCapacityException) && !(failure instanceof Upstream.CircuitOpenException)
                 && !(failure instanceof ExchangeError refused && refused.status() < 500)) {
             // Refused by our own limits, or a request refused for what it is (431, 400), nothing says the endpoint is
             // unwell; anything else does, an answer it sent that could not be relayed (502, 504) included.

@@ -496,16 +496,4 @@ public final class Cluster {
 
     /** Least-request keeps no state, so one instance serves every thread that frees a slot. */
     private static final Balancer LEAST_LOADED = new LeastRequestBalancer();
-
-    /** Why a request could not be admitted; the message is shown to the client with a 503. */
-    public static class NoCapacityException extends Exception {
-        public NoCapacityException(String message) {
-            super(message, null, false, false);
-        }
-
-        /** The {@code x-weft-error} the client is told. */
-        public String kind() {
-            return "no-capacity";
-        }
-    }
 }

@@ -89,7 +89,7 @@ class ClusterTest {
         onLoop(() -> c.acquire(loop));
         Future<EndpointState> third = onLoop(() -> c.acquire(loop));
         assertThat(third.isDone()).isTrue();
-        assertThat(third.cause()).isInstanceOf(Cluster.NoCapacityException.class)
+        assertThat(third.cause()).isInstanceOf(NoCapacityException.class)
                 .hasMessageContaining("service 'provider' is at capacity and its queue is full");
         assertThat(c.rejectedQueueFull()).isEqualTo(1);
     }
