@@ -82,6 +82,11 @@ final class MeshFixture implements AutoCloseable {
         return sidecar("consumer", "consumer-1", app, ups, sharedOutbound, 1, 0);
     }
 
+    /** A consumer-side sidecar for {@code app} with one upstream listener, to {@code service}. */
+    Sidecar consumerOf(String service, TestApp app) throws Exception {
+        return consumer(app.address(), List.of(service), false);
+    }
+
     Sidecar sidecar(String service, String id, InetSocketAddress app, Map<String, InetSocketAddress> upstreams,
                     boolean sharedOutbound, int weight, int capacity) throws Exception {
         SidecarConfig cfg = SidecarConfig.builder(service, app).instanceId(id)

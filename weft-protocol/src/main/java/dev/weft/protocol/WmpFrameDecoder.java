@@ -49,6 +49,11 @@ public final class WmpFrameDecoder extends ByteToMessageDecoder {
     private byte[] scratch = new byte[256];
     /** The peer sends the same authority, path and values on every request: those cost no new String. */
     private final StringCache strings = new StringCache(StandardCharsets.UTF_8);
+    /**
+     * Header lists whose exchange is over come back here ({@link WmpHeaders#recycle}): one per stream open at once,
+     * up to 8, and no list per frame.
+     */
+    private final WmpHeaders.Spares spares = new WmpHeaders.Spares(8);
     private int blockEnd;
 
     public WmpFrameDecoder(WmpLimits limits, WmpCodecMetrics metrics) {
@@ -266,7 +271,7 @@ public final class WmpFrameDecoder extends ByteToMessageDecoder {
 
     private WmpHeaders readHeaders(ByteBuf in, int streamId) {
         // Room for a usual head at once: growing from empty copied the list twice per frame (JFR).
-        WmpHeaders headers = new WmpHeaders(Math.min(8, limits.maxHeaderFields()));
+        WmpHeaders headers = spares.take(Math.min(8, limits.maxHeaderFields()));
         while (cursor < blockEnd) {
             if (headers.size() == limits.maxHeaderFields()) {
                 throw new Rejected(WmpDecodeError.TOO_MANY_HEADERS, "more than " + limits.maxHeaderFields()

@@ -12,6 +12,8 @@ public final class WmpHeaders {
     private static final String[] EMPTY = new String[0];
     private String[] fields;
     private int size;
+    /** The decoder's spares this list goes back to when {@link #recycle}d; null for a list made by hand. */
+    private Spares home;
 
     public WmpHeaders() {
         this.fields = EMPTY;
@@ -109,6 +111,62 @@ public final class WmpHeaders {
     public String get(String name) {
         int i = indexOf(name);
         return i < 0 ? null : fields[i * 2 + 1];
+    }
+
+    /**
+     * The list's last reader is done with it: a list a decoder made ({@link Spares#take}) goes back to that decoder,
+     * emptied, for a later head of the same connection. Nothing may read or keep it afterwards. Calling it again, or
+     * on a list made by hand, does nothing.
+     */
+    public void recycle() {
+        Spares h = home;
+        if (h != null) {
+            home = null;
+            h.giveBack(this);
+        }
+    }
+
+    /**
+     * A decoder's emptied lists, handed out again instead of new ones: a connection's heads carry about the same
+     * fields one after the other, so a list (and the array it grew to) serves head after head. Bounded: at most
+     * {@code slots} lists wait here; more given back are left to the garbage collector.
+     *
+     * <p>Thread: the decoder's (its connection's event loop). A list given back from any other thread is not taken.
+     */
+    public static final class Spares {
+        private final WmpHeaders[] free;
+        private int count;
+        /** The decoder's thread, known at its first list. */
+        private Thread thread;
+
+        public Spares(int slots) {
+            this.free = new WmpHeaders[slots];
+        }
+
+        /** An empty list: a spare one, or a new one with room for {@code expectedFields}. */
+        public WmpHeaders take(int expectedFields) {
+            WmpHeaders h;
+            if (count > 0) {
+                h = free[--count];
+                free[count] = null;
+            } else {
+                h = new WmpHeaders(expectedFields);
+                if (thread == null) {
+                    thread = Thread.currentThread();
+                }
+            }
+            h.home = this;
+            return h;
+        }
+
+        private void giveBack(WmpHeaders h) {
+            if (count == free.length || Thread.currentThread() != thread) {
+                return;
+            }
+            Arrays.fill(h.fields, 0, h.size * 2, null); // keeps no value of the old head reachable
+            h.size = 0;
+            free[count++] = h;
+        }
     }
 
     private int checkIndex(int index) {

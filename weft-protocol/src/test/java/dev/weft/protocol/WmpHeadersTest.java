@@ -43,4 +43,33 @@ class WmpHeadersTest {
         assertThat(h).isEqualTo(list("b", "3", "c", "4"));
         assertThat(h.size()).isEqualTo(2);
     }
+
+    @Test
+    void aRecycledListComesBackEmptyFromItsSparesOnceAndAListMadeByHandIsNotKept() throws Exception {
+        WmpHeaders.Spares spares = new WmpHeaders.Spares(1);
+        WmpHeaders first = spares.take(8).add("traceparent", "00-aa-bb-01").add("x-weft-deadline-ms", "900");
+        first.recycle();
+        first.recycle(); // a second call must not hand the list out twice
+        WmpHeaders again = spares.take(8);
+        assertThat(again).isSameAs(first);
+        assertThat(again.size()).isZero();
+        assertThat(again.get("traceparent")).isNull();
+        assertThat(spares.take(8)).as("given back once, taken once").isNotSameAs(first);
+
+        WmpHeaders other = spares.take(8).add("a", "1");
+        WmpHeaders third = spares.take(8).add("b", "2");
+        other.recycle();
+        third.recycle(); // one slot: this one is left to the garbage collector
+        assertThat(spares.take(8)).isSameAs(other);
+        assertThat(spares.take(8)).isNotSameAs(third);
+
+        WmpHeaders byHand = list("c", "3");
+        byHand.recycle();
+        assertThat(byHand.get("c")).isEqualTo("3");
+
+        WmpHeaders elsewhere = spares.take(8).add("d", "4");
+        Thread t = Thread.ofPlatform().start(elsewhere::recycle);
+        t.join();
+        assertThat(spares.take(8)).as("given back from another thread: not taken").isNotSameAs(elsewhere);
+    }
 }

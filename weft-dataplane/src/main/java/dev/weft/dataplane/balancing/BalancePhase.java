@@ -39,6 +39,24 @@ public final class BalancePhase implements Phase {
         return "balance";
     }
 
+    /**
+     * A slot now, when one is free and nobody waits (the usual case): no future, no listener. Null sends the exchange
+     * to {@link #admit}, which queues or refuses. On the exchange's loop.
+     */
+    public EndpointState admitNow(ExchangeContext x) {
+        Cluster c = x.cluster();
+        if (app) {
+            return c.acquireNow(x.loop(), 0, null);
+        }
+        return c.acquireNow(x.loop(), hashOf(x, c), x.lastEndpoint());
+    }
+
+    private static long hashOf(ExchangeContext x, Cluster c) {
+        String hashHeader = c.hashHeader();
+        // Lower case already (Balancer.named), as the head's field names are.
+        return hashHeader == null ? 0 : Balancer.hashOf(x.head().get(hashHeader));
+    }
+
     /** The Collaborator's admit step: a slot now, or a place in the cluster's queue. Completes on the exchange's loop. */
     public Future<EndpointState> admit(ExchangeContext x) {
         Cluster c = x.cluster();
@@ -51,10 +69,7 @@ public final class BalancePhase implements Phase {
             }
             return f;
         }
-        String hashHeader = c.hashHeader();
-        // Lower case already (Balancer.named), as the head's field names are.
-        long hash = hashHeader == null ? 0 : Balancer.hashOf(x.head().get(hashHeader));
-        return c.acquire(x.loop(), hash, x.lastEndpoint());
+        return c.acquire(x.loop(), hashOf(x, c), x.lastEndpoint());
     }
 
     private void countRefusal(Future<EndpointState> f) {
@@ -91,7 +106,7 @@ public final class BalancePhase implements Phase {
                 e.recordLatency(latency, x.inFlightAtSend(), status == 503);
                 c.recordOutcome(e, status >= 500);
             }
-        } else if (!(failure instanceof Cluster.NoCapacityException) && !(failure instanceof Upstream.CircuitOpenException)
+        } else if (!(failure instanceof NoCapacityException) && !(failure instanceof Upstream.CircuitOpenException)
                 && !(failure instanceof ExchangeError refused && refused.status() < 500)) {
             // Refused by our own limits, or a request refused for what it is (431, 400), nothing says the endpoint is
             // unwell; anything else does, an answer it sent that could not be relayed (502, 504) included.

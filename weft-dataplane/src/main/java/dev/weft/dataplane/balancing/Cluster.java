@@ -233,7 +233,10 @@ public final class Cluster {
         if (eps.isEmpty()) {
             return null;
         }
-        Balancer b = balancers.computeIfAbsent(loop, l -> balancerFactory.create());
+        Balancer b = balancers.get(loop);
+        if (b == null) { // once per Worker: computeIfAbsent's capturing lambda was an object per request
+            b = balancers.computeIfAbsent(loop, l -> balancerFactory.create());
+        }
         EndpointState chosen = b.pick(eps, hash, exclude);
         return chosen != null || exclude == null ? chosen : b.pick(eps, hash, null);
     }
@@ -310,6 +313,18 @@ public final class Cluster {
 
     public Future<EndpointState> acquire(EventExecutor loop) {
         return acquire(loop, 0, null);
+    }
+
+    /**
+     * The usual admission without a future: a slot now from the Worker's balancer when nobody waits, else null, and
+     * then the caller goes through {@link #acquire} (which queues or refuses). A granted slot's promise was an
+     * object per request for a result known at once. Call on {@code loop}; arguments as for {@link #acquire}.
+     */
+    public EndpointState acquireNow(EventExecutor loop, long hash, EndpointState exclude) {
+        if (!used) {
+            used = true;
+        }
+        return waiters.isEmpty() && !endpoints.isEmpty() ? tryPick(loop, hash, exclude) : null;
     }
 
     /**
@@ -481,16 +496,4 @@ public final class Cluster {
 
     /** Least-request keeps no state, so one instance serves every thread that frees a slot. */
     private static final Balancer LEAST_LOADED = new LeastRequestBalancer();
-
-    /** Why a request could not be admitted; the message is shown to the client with a 503. */
-    public static class NoCapacityException extends Exception {
-        public NoCapacityException(String message) {
-            super(message, null, false, false);
-        }
-
-        /** The {@code x-weft-error} the client is told. */
-        public String kind() {
-            return "no-capacity";
-        }
-    }
 }

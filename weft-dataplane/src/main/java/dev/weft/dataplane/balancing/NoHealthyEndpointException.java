@@ -5,7 +5,7 @@ package dev.weft.dataplane.balancing;
  * instance killed before its lease expired). Answered 503 {@code no-healthy-endpoint} at once, marked unprocessed,
  * instead of waiting in a queue that nothing can drain (see {@link Cluster}).
  */
-public final class NoHealthyEndpointException extends Cluster.NoCapacityException {
+public final class NoHealthyEndpointException extends NoCapacityException {
     public static final String KIND = "no-healthy-endpoint";
 
     public NoHealthyEndpointException(String service, int endpoints) {

@@ -4,7 +4,7 @@ package dev.weft.dataplane.balancing;
  * Refused at once by the adaptive concurrency limit in front of the local app: nothing reached the app, so the
  * caller's sidecar may safely try another instance.
  */
-public final class ShedException extends Cluster.NoCapacityException {
+public final class ShedException extends NoCapacityException {
     /** The {@code x-weft-error} of a shed answer. */
     public static final String KIND = "inbound-limit";
 

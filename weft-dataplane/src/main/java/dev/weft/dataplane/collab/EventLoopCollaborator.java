@@ -1,6 +1,7 @@
 package dev.weft.dataplane.collab;
 
 import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.GenericFutureListener;
 
 import java.util.function.BiConsumer;
 
@@ -47,12 +48,21 @@ final class EventLoopCollaborator implements Collaborator {
             return;
         }
         // The answer's head is never here yet: this step always waits.
-        ex.forward().addListener(answered -> {
-            if (answered.isSuccess()) {
-                ex.relay();
-            } else {
-                ex.fail(answered.cause());
-            }
-        });
+        Future<?> answer = ex.forward();
+        if (answer instanceof Exchange.Answer a) {
+            a.addListener(RELAY); // the exchange rides in the future: no listener object per exchange
+        } else {
+            answer.addListener(answered -> relayOrFail(ex, answered));
+        }
+    }
+
+    private static final GenericFutureListener<Future<Void>> RELAY = f -> relayOrFail(((Exchange.Answer) f).exchange, f);
+
+    private static void relayOrFail(Exchange ex, Future<?> answered) {
+        if (answered.isSuccess()) {
+            ex.relay();
+        } else {
+            ex.fail(answered.cause());
+        }
     }
 }

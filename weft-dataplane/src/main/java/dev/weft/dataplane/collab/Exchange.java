@@ -1,6 +1,7 @@
 package dev.weft.dataplane.collab;
 
 import io.netty.channel.EventLoop;
+import io.netty.util.concurrent.DefaultPromise;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
 
@@ -46,5 +47,18 @@ public interface Exchange {
             }
         }));
         return p;
+    }
+
+    /**
+     * A {@link #forward()} future that carries its exchange, so that the event-loop Collaborator continues every
+     * exchange with one shared listener instead of a listener object per exchange. Completes on the exchange's loop.
+     */
+    final class Answer extends DefaultPromise<Void> {
+        final Exchange exchange;
+
+        public Answer(EventLoop loop, Exchange exchange) {
+            super(loop);
+            this.exchange = exchange;
+        }
     }
 }

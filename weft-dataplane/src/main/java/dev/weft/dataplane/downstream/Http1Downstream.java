@@ -4,6 +4,7 @@ import dev.weft.dataplane.exchange.Downstream;
 import dev.weft.dataplane.exchange.ExchangeError;
 import dev.weft.dataplane.exchange.PolicyStack;
 import dev.weft.dataplane.exchange.ProxyExchange;
+import dev.weft.dataplane.http.Decimals;
 import dev.weft.dataplane.http.Http1Messages;
 import dev.weft.dataplane.http.Http1RequestDecoder;
 import dev.weft.dataplane.http.Http1Writer;
@@ -317,7 +318,7 @@ public final class Http1Downstream extends ChannelInboundHandlerAdapter implemen
         chunkedAnswer = false;
         if (f.get("content-length") == null) {
             if (end) {
-                f.set("content-length", Integer.toString(body.readableBytes()));
+                f.set("content-length", Decimals.of(body.readableBytes()));
             } else {
                 f.set("transfer-encoding", "chunked");
                 chunkedAnswer = true;

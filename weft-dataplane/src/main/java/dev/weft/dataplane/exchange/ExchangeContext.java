@@ -8,6 +8,8 @@ import dev.weft.dataplane.resilience.DeadlineTimer;
 import dev.weft.dataplane.resilience.ServicePolicy;
 import dev.weft.dataplane.security.PeerIdentity;
 import io.netty.channel.EventLoop;
+import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.ImmediateEventExecutor;
 
 /**
  * What the {@link Phase}s of one exchange read and write: the per-request context, in the spirit of Pingora's. It
@@ -18,6 +20,9 @@ import io.netty.channel.EventLoop;
  * <p>Thread: the exchange's Worker loop only.
  */
 public abstract sealed class ExchangeContext extends DeadlineTimer.Entry permits ProxyExchange {
+    /** A step over at once: one immutable future shared by every exchange (the Collaborator only reads it). */
+    static final Future<Void> DONE = ImmediateEventExecutor.INSTANCE.newSucceededFuture(null);
+
     final PolicyStack stack;
     final RequestHead head;
     final long start;

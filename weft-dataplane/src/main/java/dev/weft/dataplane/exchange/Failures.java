@@ -3,6 +3,7 @@ package dev.weft.dataplane.exchange;
 import dev.weft.dataplane.balancing.UnknownServiceException;
 import dev.weft.dataplane.balancing.ShedException;
 import dev.weft.dataplane.balancing.Cluster;
+import dev.weft.dataplane.balancing.NoCapacityException;
 import dev.weft.dataplane.upstream.Upstream;
 
 /**
@@ -14,11 +15,17 @@ import dev.weft.dataplane.upstream.Upstream;
  * <p>Thread: the exchange's loop; stateless.
  */
 public final class Failures {
+    /** Completes an attempt that a retry replaced; its Collaborator chain ignores it. */
+    static final Exception SUPERSEDED = new Exception("superseded by a retry", null, false, false) {};
+
+    /** A step found the exchange already over (the client left); nothing is to be answered. */
+    static final Exception ABANDONED = new Exception("exchange abandoned", null, false, false) {};
+
     private Failures() {}
 
     /** Whether nothing of the request reached an app: dialling failed, our own limits refused it, or the peer refused the stream. */
     static boolean unprocessed(Throwable cause) {
-        return cause instanceof Cluster.NoCapacityException || cause instanceof Upstream.CircuitOpenException
+        return cause instanceof NoCapacityException || cause instanceof Upstream.CircuitOpenException
                 || cause instanceof Upstream.ConnectException || cause instanceof UpstreamReset r && r.refused
                 || cause instanceof ExchangeError e && e.unprocessed();
     }
@@ -42,9 +49,9 @@ public final class Failures {
                 stack.metrics().unknownService.increment();
                 yield new ExchangeError(503, "unknown-service", u.getMessage(), true);
             }
-            case Cluster.NoCapacityException nc when app && !(nc instanceof ShedException) ->
+            case NoCapacityException nc when app && !(nc instanceof ShedException) ->
                     new ExchangeError(503, "app-at-capacity", "app of this sidecar is at capacity: " + nc.getMessage(), true);
-            case Cluster.NoCapacityException nc -> new ExchangeError(503, nc.kind(), nc.getMessage(), true);
+            case NoCapacityException nc -> new ExchangeError(503, nc.kind(), nc.getMessage(), true);
             case Upstream.CircuitOpenException c -> new ExchangeError(503, "circuit-open", c.getMessage(), true);
             case Upstream.ConnectException c -> app
                     ? new ExchangeError(502, "app-unavailable", c.getMessage(), true)

@@ -124,24 +124,29 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
         return loop().inEventLoop() ? admitOnLoop() : Exchange.onLoop(loop(), this::admitOnLoop);
     }
 
-    private Future<EndpointState> admitOnLoop() {
+    private Future<?> admitOnLoop() {
         if (finished) {
-            return loop().newFailedFuture(ABANDONED);
+            return loop().newFailedFuture(Failures.ABANDONED);
+        }
+        EndpointState now = stack.balance().admitNow(this);
+        if (now != null) {
+            admitted(now);
+            return DONE;
         }
         Future<EndpointState> f = stack.balance().admit(this);
         if (f.isDone()) {
-            admitted(f);
+            admitted(f.getNow());
         } else {
-            f.addListener(x -> admitted(f));
+            f.addListener(x -> admitted(f.getNow()));
         }
         return f;
     }
 
-    private void admitted(Future<EndpointState> f) {
-        if (!f.isSuccess()) {
-            return;
+    private void admitted(EndpointState e) {
+        if (e == null) {
+            return; // admission failed
         }
-        endpoint = f.getNow();
+        endpoint = e;
         if (finished) {
             releaseSlot(); // the client left while we waited for capacity
         } else {
@@ -156,7 +161,7 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
 
     private Future<UpstreamCall> connectOnLoop() {
         if (finished || endpoint == null) {
-            return loop().newFailedFuture(ABANDONED);
+            return loop().newFailedFuture(Failures.ABANDONED);
         }
         EndpointState target = endpoint;
         Future<UpstreamCall> f = stack.upstream().open(loop(), target.endpoint(), target.address(), this);
@@ -174,9 +179,10 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
         }
         target.markReachable();
         call = f.getNow();
-        trace.connected();
         if (finished) {
-            cancelCall();
+            cancelCall(); // and no trace event: the trace ended (and its record may be another exchange's now)
+        } else {
+            trace.connected();
         }
     }
 
@@ -187,9 +193,9 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
 
     private Future<Void> forwardOnLoop() {
         if (finished || call == null) {
-            return loop().newFailedFuture(ABANDONED);
+            return loop().newFailedFuture(Failures.ABANDONED);
         }
-        answered = loop().newPromise();
+        answered = new Exchange.Answer(loop(), this);
         sendHead();
         return answered;
     }
@@ -220,12 +226,11 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
 
     /** A body piece from the downstream ({@code end}: the last one). Owned here from now on. */
     public void onRequestBody(ByteBuf piece, boolean end) {
+        body.add(piece, end); // when finished, only to learn that the request is complete
         if (finished) {
-            body.add(piece, end); // only to learn that it is complete
             body.release();
             return;
         }
-        body.add(piece, end);
         if (call != null && answered != null) {
             pumpBody();
         } else if (!end) {
@@ -307,6 +312,7 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
         stack.traffic().bytesOut(n);
         bytesOut += n;
         downstream.answer(this, h, body, answerEnd);
+        h.fields().recycle(); // written out: the upstream's decoder fills the list again for a later answer
         if (answerEnd) {
             finish(false);
             return;
@@ -381,7 +387,7 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
 
     @Override
     public void fail(Throwable cause) {
-        if (finished || cause == SUPERSEDED || cause == ABANDONED) {
+        if (finished || cause == Failures.SUPERSEDED || cause == Failures.ABANDONED) {
             return;
         }
         boolean unprocessed = Failures.unprocessed(cause);
@@ -417,7 +423,7 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
         }
         cancelCall();
         if (answered != null) {
-            answered.tryFailure(ABANDONED);
+            answered.tryFailure(Failures.ABANDONED);
         }
         over(null, relayed ? 499 : status, false, relayed ? "downstream-closed" : kind); // answer begun: cut short
     }
@@ -428,7 +434,7 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
         cancelCall();
         releaseSlot();
         if (answered != null) {
-            answered.tryFailure(SUPERSEDED); // ends the previous attempt's Collaborator chain
+            answered.tryFailure(Failures.SUPERSEDED); // ends the previous attempt's Collaborator chain
         }
         answered = null;
         sentNanos = 0;
@@ -458,6 +464,7 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
         end(error);
         stack.traffic().finished(code, start, meshError);
         trace.end(code, body.sent(), bytesOut, kind);
+        head.fields().recycle(); // sent (for the last time) or refused; the phases' ends are past, answers read none
     }
 
     /** Runs the phases' onEnd (in reverse) and frees what the exchange holds. */
@@ -490,10 +497,4 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
         }
         cancelDeadline();
     }
-
-    /** Completes an attempt that a retry replaced; its Collaborator chain ignores it. */
-    private static final Exception SUPERSEDED = new Exception("superseded by a retry", null, false, false) {};
-
-    /** A step found the exchange already over (the client left); nothing is to be answered. */
-    private static final Exception ABANDONED = new Exception("exchange abandoned", null, false, false) {};
 }

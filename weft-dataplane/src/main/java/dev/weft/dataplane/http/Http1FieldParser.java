@@ -20,8 +20,9 @@ import static dev.weft.dataplane.http.Http1Grammar.quote;
  * ways. Each broken rule is returned as the {@link Http1Messages.Rejected} to emit; the decoder emits it (after
  * {@link Http1Decoder#rejection} has made it the answer its side gives).
  *
- * <p>One per decoder, reset by {@link #beginHead} for each head: nothing is allocated per request but the field list
- * and the Strings of names and values new to the connection. Names and values {@link Http1Grammar} does not know
+ * <p>One per decoder, reset by {@link #beginHead} for each head: nothing is allocated per request but the Strings of
+ * names and values new to the connection, and a field list when the previous head's has not come back yet (its
+ * exchange recycles it when it is over; a pipelined head can come first). Names and values {@link Http1Grammar} does not know
  * come from the decoder's {@link dev.weft.protocol.StringCache}: a client sends the same Host, custom names and most
  * values on each request, and those then cost no String.
  *
@@ -35,6 +36,8 @@ final class Http1FieldParser {
 
     /** Asked, for each field a head keeps, whether it goes in the list (and told what it is). */
     private final Http1Decoder decoder;
+    /** The field lists of this connection's heads whose exchanges are over, for the next heads. */
+    private final WmpHeaders.Spares spares = new WmpHeaders.Spares(2);
     private int fieldCount;
 
     // What the current head's fields said; reset by beginHead.
@@ -56,7 +59,7 @@ final class Http1FieldParser {
     /** A start line was valid: its fields come next, kept in a list unless {@code keepFields} is false. */
     void beginHead(boolean http10, boolean keepFields) {
         this.http10 = http10;
-        fields = keepFields ? new WmpHeaders(8) : null;
+        fields = keepFields ? spares.take(8) : null;
         fieldCount = 0;
         contentLengthFields = 0;
         contentLength = -1;

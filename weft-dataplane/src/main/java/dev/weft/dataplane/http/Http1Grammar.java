@@ -1,6 +1,7 @@
 package dev.weft.dataplane.http;
 
 import dev.weft.protocol.WmpStaticTable;
+import io.netty.util.concurrent.FastThreadLocal;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -16,7 +17,8 @@ import java.util.Map;
  *
  * <p>Allow-lists only: a byte is valid where its class bit is set, so any byte nobody thought of is refused.
  *
- * <p>Immutable once built (in the class initialiser); safe on any thread.
+ * <p>Immutable once built (in the class initialiser); safe on any thread ({@link #validHost(String)} copies into a
+ * scratch array each thread has of its own).
  */
 public final class Http1Grammar {
     /** RFC 9110 tchar: the bytes of a token (method, header name, chunk extension name). */
@@ -164,11 +166,33 @@ public final class Http1Grammar {
         return true;
     }
 
-    /** {@link #validHost(byte[], int, int)} for a String (a char beyond Latin-1 is never valid). */
+    /**
+     * {@link #validHost(byte[], int, int)} for a String (a char beyond Latin-1 is never valid). Through a scratch
+     * array of the thread's own: {@code getBytes} made an array per WMP request on the provider side (JFR).
+     */
     public static boolean validHost(String a) {
-        byte[] b = a.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
-        return validHost(b, 0, b.length);
+        int n = a.length();
+        byte[] b = HOST_SCRATCH.get();
+        if (b.length < n) {
+            b = new byte[Math.max(n, b.length * 2)];
+            HOST_SCRATCH.set(b);
+        }
+        for (int i = 0; i < n; i++) {
+            char c = a.charAt(i);
+            if (c > 0xFF) {
+                return false;
+            }
+            b[i] = (byte) c;
+        }
+        return validHost(b, 0, n);
     }
+
+    private static final FastThreadLocal<byte[]> HOST_SCRATCH = new FastThreadLocal<>() {
+        @Override
+        protected byte[] initialValue() {
+            return new byte[256];
+        }
+    };
 
     static boolean is(byte b, int cls) {
         return (CLASS[b & 0xFF] & cls) != 0;

@@ -14,7 +14,9 @@ import dev.weft.protocol.WmpWindowUpdate;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelDuplexHandler;
+import io.netty.channel.ChannelPromise;
+import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.handler.timeout.IdleState;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
@@ -45,7 +47,7 @@ import java.util.concurrent.TimeUnit;
  * why there are no locks. Buffers: frames read from the decoder are owned here until handed to a stream's
  * listener; frames written are released by the encoder.
  */
-public final class MeshSession extends ChannelInboundHandlerAdapter {
+public final class MeshSession extends ChannelDuplexHandler {
     /** A PING after this long with nothing read; the connection is closed after three such periods (30 s). */
     static final int HEARTBEAT_SECONDS = 10;
     private static final int SILENT_PERIODS_BEFORE_CLOSE = 3;
@@ -54,6 +56,14 @@ public final class MeshSession extends ChannelInboundHandlerAdapter {
     public interface Acceptor {
         MeshStream.Listener accept(MeshStream stream, WmpRequest request);
     }
+
+    /** Frames written and not flushed yet; see {@link #write}. */
+    static final int FLUSH_AFTER_FRAMES = 64;
+    /** Whether {@link #write} defers flushes (the pipeline had a FlushConsolidationHandler: every real one). */
+    private boolean consolidates;
+    private int unflushed;
+    private boolean flushQueued;
+    private final Runnable flushTask = this::runQueuedFlush;
 
     private final IntObjectMap<MeshStream> streams = new IntObjectHashMap<>();
     private final Set<MeshStream> awaitingWritable = new LinkedHashSet<>();
@@ -104,6 +114,14 @@ public final class MeshSession extends ChannelInboundHandlerAdapter {
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
         channel = ctx.channel();
+        // This session consolidates its own flushes outside reads (see write); Netty's handler would make a task
+        // object per flush for them. It still gathers the flushes made during a read, up to one per read.
+        // Without that handler (a pipeline made by hand, as in tests) every frame is flushed as it is written.
+        FlushConsolidationHandler flush = ctx.pipeline().get(FlushConsolidationHandler.class);
+        if (flush != null) {
+            ctx.pipeline().replace(flush, "flush", new FlushConsolidationHandler(FLUSH_AFTER_FRAMES, false));
+            consolidates = true;
+        }
     }
 
     /** Opens a stream on the dialling side. Stream ids are never reused on a connection. */
@@ -114,8 +132,42 @@ public final class MeshSession extends ChannelInboundHandlerAdapter {
         return s;
     }
 
+    /**
+     * Writes a frame; it is flushed once the loop has run what it is running now (or at once after
+     * {@link #FLUSH_AFTER_FRAMES}), so a burst of streams' frames costs one flush. One task object per connection,
+     * queued at most once at a time, where Netty's {@code FlushConsolidationHandler} submitted a new one per flush.
+     */
     void write(WmpFrame frame) {
-        channel.writeAndFlush(frame, channel.voidPromise());
+        if (!consolidates || !channel.eventLoop().inEventLoop()) {
+            channel.writeAndFlush(frame, channel.voidPromise()); // the counters below are the loop's own
+            return;
+        }
+        channel.write(frame, channel.voidPromise());
+        if (++unflushed >= FLUSH_AFTER_FRAMES) {
+            flushNow();
+        } else if (!flushQueued) {
+            flushQueued = true;
+            channel.eventLoop().execute(flushTask);
+        }
+    }
+
+    private void runQueuedFlush() {
+        flushQueued = false;
+        flushNow();
+    }
+
+    private void flushNow() {
+        if (unflushed > 0) {
+            unflushed = 0;
+            channel.flush();
+        }
+    }
+
+    /** A close from anywhere goes out after the frames written before it (a drained stream's last frame). */
+    @Override
+    public void close(ChannelHandlerContext ctx, ChannelPromise promise) {
+        flushNow();
+        ctx.close(promise);
     }
 
     boolean isWritable() {

@@ -26,7 +26,8 @@ import java.util.function.LongSupplier;
  * (when sampled) and an access log line (when logging), plus the mesh's own cost. Built from
  * {@link ObservabilityConfig}; one per sidecar.
  *
- * <p>Per request, on the Worker loop: {@link #start} allocates one {@link ObservedExchange}, matches the route (a
+ * <p>Per request, on the Worker loop: {@link #start} takes one {@link ObservedExchange} (one the exporter gave back,
+ * or a new one), matches the route (a
  * prefix scan), and with tracing on reads the caller's trace headers and writes the next hop's (two or three small
  * strings); {@link ObservedExchange#end} counts in the Worker's own cells ({@link PerThread}) and hands a sampled
  * exchange to the span exporter through the Worker's own ring ({@link SpanRing}), a logged one to the access log's
@@ -128,8 +129,14 @@ public final class Observability implements ExchangeObserver, AutoCloseable {
     public ExchangeTrace start(Direction direction, String localService, String method, String path,
                                HeaderAccess headers, String peer) {
         long now = System.nanoTime();
-        ObservedExchange x = new ObservedExchange(this, direction, localService, method, path, peer,
-                routes.match(method, path), now, clock.epochMicros(now));
+        String route = routes.match(method, path);
+        ObservedExchange x = exporter != null ? exporter.spare() : null;
+        if (x != null) {
+            x.begin(direction, localService, method, path, peer, route, now, clock.epochMicros(now));
+        } else {
+            x = new ObservedExchange(this, direction, localService, method, path, peer, route, now,
+                    clock.epochMicros(now));
+        }
         if (propagation != null) {
             propagation.propagate(headers, x);
             count(x.traceStarted ? TRACES_STARTED : TRACES_CONTINUED);
@@ -143,11 +150,11 @@ public final class Observability implements ExchangeObserver, AutoCloseable {
             routeMetrics.stats(x.direction == Direction.INBOUND, x.destination, x.route)
                     .record(x.status, x.durationMicros(), x.bytesIn, x.bytesOut, Math.max(0, x.attempts - 1), x.error);
         }
+        AccessLog log = x.direction == Direction.OUTBOUND ? outboundLog : inboundLog;
         if (exporter != null && x.isSampled()) {
             count(SPANS_SAMPLED);
-            exporter.offer(x);
+            exporter.offer(x, log == null);
         }
-        AccessLog log = x.direction == Direction.OUTBOUND ? outboundLog : inboundLog;
         if (log != null) {
             log.offer(x);
         }

@@ -4,22 +4,24 @@ import dev.weft.dataplane.observe.ExchangeObserver.Direction;
 
 /**
  * The record of one exchange: its timeline, where it went, how it ended and its trace ids. The same object is the
- * metrics sample, the span and the access log line, so an observed request costs one allocation beyond the trace
- * headers; spans and log lines are formatted later, off the event loop.
+ * metrics sample, the span and the access log line, so an observed request costs at most one allocation beyond the
+ * trace headers (none when a record comes back, below); spans and log lines are formatted later, off the event loop.
  *
  * <p>Thread: written only on the exchange's Worker loop, up to {@link #end}; after that it is immutable and handed
- * to the exporter and access log threads through their queues (which publish it safely).
+ * to the exporter and access log threads through their queues (which publish it safely). When only the exporter
+ * reads it, the exporter gives it back to its Worker once encoded ({@link SpanRing#giveBack}), and the Worker's
+ * next exchange starts on it ({@link #begin}): with every request traced, one object less per request.
  */
 final class ObservedExchange implements ExchangeTrace {
     final Observability owner;
-    final Direction direction;
-    final String localService;
-    final String method;
+    Direction direction;
+    String localService;
+    String method;
     /** The request target as received; never a metric label (see {@link RouteTable}). */
-    final String path;
-    final String peer;
-    final long startNanos;
-    final long startEpochMicros;
+    String path;
+    String peer;
+    long startNanos;
+    long startEpochMicros;
     String route;
     /** Destination service: the local service for inbound, the routed service for outbound ("unknown" before). */
     String destination;
@@ -31,7 +33,7 @@ final class ObservedExchange implements ExchangeTrace {
     long traceLo;
     long spanId;
     long parentId;
-    byte sampled = TracePropagation.UNDECIDED;
+    byte sampled;
     boolean traceStarted;
 
     long admittedNanos;
@@ -45,10 +47,25 @@ final class ObservedExchange implements ExchangeTrace {
     long bytesIn;
     long bytesOut;
     String error;
+    /**
+     * The ring of the Worker that may use this object again once the exporter has encoded it, or null (an access
+     * log reads it too, or it was offered to a shared ring): set by {@link SpanExporter#offer}.
+     */
+    SpanRing home;
 
     ObservedExchange(Observability owner, Direction direction, String localService, String method, String path,
                      String peer, String route, long startNanos, long startEpochMicros) {
         this.owner = owner;
+        begin(direction, localService, method, path, peer, route, startNanos, startEpochMicros);
+    }
+
+    /**
+     * Starts a new exchange's record: every field as a new object has it. A reused object (see {@link #home}) was
+     * given back by the exporter after it encoded it, and nothing else refers to it as a record of its old exchange
+     * (the old exchange calls nothing after {@link #end}).
+     */
+    void begin(Direction direction, String localService, String method, String path, String peer, String route,
+               long startNanos, long startEpochMicros) {
         this.direction = direction;
         this.localService = localService;
         this.method = method;
@@ -58,6 +75,26 @@ final class ObservedExchange implements ExchangeTrace {
         this.startNanos = startNanos;
         this.startEpochMicros = startEpochMicros;
         this.destination = direction == Direction.INBOUND ? localService : UNKNOWN;
+        endpointId = null;
+        endpointAddress = null;
+        traceHi = 0;
+        traceLo = 0;
+        spanId = 0;
+        parentId = 0;
+        sampled = TracePropagation.UNDECIDED;
+        traceStarted = false;
+        admittedNanos = 0;
+        connectedNanos = 0;
+        sentNanos = 0;
+        firstByteNanos = 0;
+        endNanos = 0;
+        attempts = 0;
+        upstreamStatus = 0;
+        status = 0;
+        bytesIn = 0;
+        bytesOut = 0;
+        error = null;
+        home = null;
     }
 
     static final String UNKNOWN = "unknown";

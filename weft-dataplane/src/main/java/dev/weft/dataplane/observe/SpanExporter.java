@@ -69,8 +69,18 @@ final class SpanExporter implements AutoCloseable {
         thread.start();
     }
 
-    /** Worker loops: hand over a finished exchange; never waits. */
+    /** Worker loops: hand over a finished exchange that something else reads too; never waits. */
     void offer(ObservedExchange x) {
+        offer(x, false);
+    }
+
+    /**
+     * Worker loops: hand over a finished exchange; never waits.
+     *
+     * @param reusable whether nothing but the exporter reads {@code x} from now on: then, once encoded, it goes back
+     *                 to this Worker for its next exchange ({@link #spare})
+     */
+    void offer(ObservedExchange x, boolean reusable) {
         SpanRing ring = rings.get();
         boolean taken;
         if (rings.isShared(ring)) {
@@ -78,11 +88,18 @@ final class SpanExporter implements AutoCloseable {
                 taken = ring.offer(x);
             }
         } else {
+            x.home = reusable ? ring : null;
             taken = ring.offer(x);
         }
         if (!taken) {
             droppedQueueFull.increment();
         }
+    }
+
+    /** Worker loops: an exchange record the exporter is done with, or null (then the Worker makes one). */
+    ObservedExchange spare() {
+        SpanRing ring = rings.get();
+        return rings.isShared(ring) ? null : ring.takeSpare();
     }
 
     private void run() {
@@ -96,6 +113,11 @@ final class SpanExporter implements AutoCloseable {
             if (queued >= batchSize || (queued > 0 && (now - lastSend >= flushIntervalNanos || stop))) {
                 rings.forEach(ring -> ring.drainTo(batch, batchSize - batch.size()));
                 send(batch);
+                for (ObservedExchange x : batch) {
+                    if (x.home != null) {
+                        x.home.giveBack(x); // encoded: not read here any more
+                    }
+                }
                 batch.clear();
                 lastSend = System.nanoTime();
                 continue;

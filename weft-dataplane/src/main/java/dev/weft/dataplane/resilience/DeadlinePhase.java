@@ -3,6 +3,7 @@ package dev.weft.dataplane.resilience;
 import dev.weft.dataplane.exchange.ExchangeContext;
 import dev.weft.dataplane.exchange.ExchangeError;
 import dev.weft.dataplane.exchange.Phase;
+import dev.weft.dataplane.http.Decimals;
 
 import java.util.concurrent.TimeUnit;
 
@@ -30,7 +31,7 @@ public final class DeadlinePhase implements Phase {
     public void onSend(ExchangeContext x) {
         if (x.deadline() != 0) {
             long remainingMs = Math.max(1, TimeUnit.NANOSECONDS.toMillis(x.deadline() - System.nanoTime()));
-            x.head().fields().set(Deadlines.DEADLINE_HEADER, Long.toString(remainingMs));
+            x.head().fields().set(Deadlines.DEADLINE_HEADER, Decimals.of(remainingMs));
         }
     }
 }

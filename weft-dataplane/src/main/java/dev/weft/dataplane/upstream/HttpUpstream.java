@@ -1,6 +1,7 @@
 package dev.weft.dataplane.upstream;
 
 import dev.weft.dataplane.exchange.ExchangeError;
+import dev.weft.dataplane.http.Decimals;
 import dev.weft.dataplane.http.Http1Messages;
 import dev.weft.dataplane.http.Http1ResponseDecoder;
 import dev.weft.dataplane.http.Http1Writer;
@@ -132,7 +133,8 @@ public final class HttpUpstream implements Upstream {
         Connection c;
         while ((c = stack.pollLast()) != null) {
             if (c.channel.isActive()) {
-                return loop.newSucceededFuture(c.begin(listener));
+                c.begin(listener);
+                return c.reused; // the connection is the call: one completed future serves each of its requests
             }
         }
         AtomicInteger open = openPerAddress.computeIfAbsent(address, k -> new AtomicInteger());
@@ -225,6 +227,8 @@ public final class HttpUpstream implements Upstream {
         private int unconsumed;
         /** Times the answer's body, from its head to its end, on the Worker's timer. */
         private final StallTimer.Watch clock = new StallTimer.Watch(this::answerStalled);
+        /** This connection as the connect step's result, for each request it carries after its first. */
+        private Future<UpstreamCall> reused;
 
         Connection(ArrayDeque<Connection> pool, String address) {
             this.pool = pool;
@@ -248,6 +252,7 @@ public final class HttpUpstream implements Upstream {
         public void handlerAdded(ChannelHandlerContext ctx) {
             channel = ctx.channel();
             decoder = ctx.pipeline().get(Http1ResponseDecoder.class);
+            reused = channel.eventLoop().newSucceededFuture(this);
         }
 
         @Override
@@ -259,7 +264,7 @@ public final class HttpUpstream implements Upstream {
             WmpHeaders fields = ProxyHeaders.forwardRequest(in, clientAddress).remove("transfer-encoding");
             if (endStream) {
                 if (body.isReadable() || fields.contains("content-length")) {
-                    fields.set("content-length", Integer.toString(body.readableBytes()));
+                    fields.set("content-length", Decimals.of(body.readableBytes()));
                 }
             } else if (!fields.contains("content-length")) {
                 fields.set("transfer-encoding", "chunked");

@@ -47,7 +47,7 @@ class ClusterFailFastTest {
     private static void assertNoHealthyEndpoint(Future<EndpointState> f) {
         assertThat(f.isDone()).as("answered at once, not queued").isTrue();
         assertThat(f.cause()).isInstanceOf(NoHealthyEndpointException.class);
-        assertThat(((Cluster.NoCapacityException) f.cause()).kind()).isEqualTo("no-healthy-endpoint");
+        assertThat(((NoCapacityException) f.cause()).kind()).isEqualTo("no-healthy-endpoint");
     }
 
     @Test

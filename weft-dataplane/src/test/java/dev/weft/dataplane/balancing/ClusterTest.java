@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 
@@ -88,7 +89,7 @@ class ClusterTest {
         onLoop(() -> c.acquire(loop));
         Future<EndpointState> third = onLoop(() -> c.acquire(loop));
         assertThat(third.isDone()).isTrue();
-        assertThat(third.cause()).isInstanceOf(Cluster.NoCapacityException.class)
+        assertThat(third.cause()).isInstanceOf(NoCapacityException.class)
                 .hasMessageContaining("service 'provider' is at capacity and its queue is full");
         assertThat(c.rejectedQueueFull()).isEqualTo(1);
     }
@@ -157,5 +158,33 @@ class ClusterTest {
             }
         }
         assertThat(passed).as("burst 5 (a tenth of 50/s), not 100 (a tenth of the service's 1000/s)").isEqualTo(6);
+    }
+
+    @Test
+    void aFreeSlotIsGrantedAtOnceWithoutAFutureAndAFullClusterSendsTheCallerToItsQueue() throws Exception {
+        Cluster c = new Cluster("provider", Balancer.named("weighted-round-robin"), 10, Duration.ofSeconds(5));
+        assertThat(onLoop(() -> Optional.ofNullable(c.acquireNow(loop, 0, null)))).as("no endpoints yet").isEmpty();
+        c.update(List.of(ep("only", 1, 1)));
+        EndpointState first = onLoop(() -> c.acquireNow(loop, 0, null));
+        assertThat(first).isNotNull();
+        assertThat(first.inFlight()).isEqualTo(1);
+        assertThat(onLoop(() -> Optional.ofNullable(c.acquireNow(loop, 0, null)))).as("full: the caller must queue")
+                .isEmpty();
+        Future<EndpointState> waiter = onLoop(() -> c.acquire(loop));
+        assertThat(waiter.isDone()).isFalse();
+        assertThat(c.queued()).isEqualTo(1);
+        // A slot frees while someone waits: it is the waiter's, and a newcomer asking at once gets nothing.
+        onLoop(() -> {
+            c.release(first);
+            return null;
+        });
+        assertThat(waiter.await(2, TimeUnit.SECONDS)).isTrue();
+        assertThat(waiter.getNow()).isSameAs(first);
+        assertThat(onLoop(() -> Optional.ofNullable(c.acquireNow(loop, 0, null)))).isEmpty();
+        onLoop(() -> {
+            c.release(waiter.getNow());
+            return null;
+        });
+        assertThat(onLoop(() -> c.acquireNow(loop, 0, null))).as("free again, nobody waiting").isSameAs(first);
     }
 }

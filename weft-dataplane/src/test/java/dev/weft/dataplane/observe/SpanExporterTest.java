@@ -108,4 +108,41 @@ class SpanExporterTest {
         assertThat(exporter.queued()).as("another thread's ring has room").isEqualTo(17);
         assertThat(exporter.droppedQueueFull()).isEqualTo(1);
     }
+
+    @Test
+    void aRecordOnlyTheExporterReadsComesBackToItsThreadOnceEncodedAndStartsItsNextExchangeClean() throws Exception {
+        exporter = new SpanExporter(start(), SpanEncoder.named("zipkin"), 16, 1, Duration.ofMillis(10));
+        exporter.start();
+        ObservedExchange shared = span(1);
+        exporter.offer(shared); // an access log reads it too: never given back
+        await().atMost(Duration.ofSeconds(10)).until(() -> exporter.exported() == 1);
+        Thread.sleep(50);
+        assertThat(exporter.spare()).isNull();
+
+        ObservedExchange first = span(2);
+        first.error = "upstream-reset";
+        first.attempts = 3;
+        first.endpointId = "provider-1";
+        exporter.offer(first, true);
+        await().atMost(Duration.ofSeconds(10)).until(() -> exporter.exported() == 2);
+        ObservedExchange again = null;
+        for (int i = 0; i < 200 && again == null; i++) { // given back just after the post returned
+            again = exporter.spare();
+            Thread.sleep(10);
+        }
+        assertThat(again).isSameAs(first);
+        assertThat(exporter.spare()).as("given back once").isNull();
+        assertThat(received).contains("0000000000000002");
+
+        again.begin(Direction.INBOUND, "provider", "GET", "/next", "/127.0.0.1:2", RouteTable.DEFAULT, 5_000, 7);
+        assertThat(again.error).isNull();
+        assertThat(again.attempts).isZero();
+        assertThat(again.endpointId).isNull();
+        assertThat(again.traceHi | again.traceLo | again.spanId | again.parentId).isZero();
+        assertThat(again.endNanos).isZero();
+        assertThat(again.status).isZero();
+        assertThat(again.home).isNull();
+        assertThat(again.destination).isEqualTo("provider");
+        assertThat(again.path).isEqualTo("/next");
+    }
 }
