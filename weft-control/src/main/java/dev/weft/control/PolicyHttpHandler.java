@@ -1,7 +1,6 @@
 package dev.weft.control;
 
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpUtil;
@@ -27,7 +26,7 @@ import java.util.concurrent.TimeUnit;
  * wake-up) arrive on the backend's threads and hop back here through {@code ctx.executor()}. Buffers: requests are
  * released here once handled (or passed on); responses by the encoder.
  */
-final class PolicyHttpHandler extends ChannelInboundHandlerAdapter {
+final class PolicyHttpHandler extends RouteHandler {
     private static final String PREFIX = "/v1/policies";
     private static final long MAX_WAIT_SECONDS = 60;
 
@@ -38,17 +37,13 @@ final class PolicyHttpHandler extends ChannelInboundHandlerAdapter {
     }
 
     @Override
-    public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        if (!(msg instanceof FullHttpRequest req)) {
-            ctx.fireChannelRead(msg);
-            return;
-        }
-        QueryStringDecoder uri = new QueryStringDecoder(req.uri());
+    protected boolean serves(String path) {
+        return path.equals(PREFIX) || path.startsWith(PREFIX + "/");
+    }
+
+    @Override
+    protected void handle(ChannelHandlerContext ctx, FullHttpRequest req, QueryStringDecoder uri) {
         String path = uri.path();
-        if (!path.equals(PREFIX) && !path.startsWith(PREFIX + "/")) {
-            ctx.fireChannelRead(msg);
-            return;
-        }
         // One request at a time, as in ControlHttpHandler: answers may come from the backend later, and must leave in
         // request order; write() reads again once the answer is queued.
         ctx.channel().config().setAutoRead(false);

@@ -1,8 +1,8 @@
 package dev.weft.control.diagnose;
 
 import dev.weft.control.JsonAnswers;
+import dev.weft.control.RouteHandler;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpMethod;
 import io.netty.handler.codec.http.HttpUtil;
@@ -21,7 +21,7 @@ import java.util.concurrent.RejectedExecutionException;
  * response buffer is allocated and written on the event loop, and the encoder releases it. One request at a time, as
  * in the other handlers: auto-read is off until the answer is queued.
  */
-public final class DiagnoseHttpHandler extends ChannelInboundHandlerAdapter {
+public final class DiagnoseHttpHandler extends RouteHandler {
     static final String PATH = "/v1/diagnose";
 
     private final DiagnoseApi api;
@@ -31,16 +31,12 @@ public final class DiagnoseHttpHandler extends ChannelInboundHandlerAdapter {
     }
 
     @Override
-    public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        if (!(msg instanceof FullHttpRequest req)) {
-            ctx.fireChannelRead(msg);
-            return;
-        }
-        QueryStringDecoder uri = new QueryStringDecoder(req.uri());
-        if (!uri.path().equals(PATH)) {
-            ctx.fireChannelRead(msg);
-            return;
-        }
+    protected boolean serves(String path) {
+        return path.equals(PATH);
+    }
+
+    @Override
+    protected void handle(ChannelHandlerContext ctx, FullHttpRequest req, QueryStringDecoder uri) {
         boolean keepAlive;
         Map<String, String> params = new HashMap<>();
         boolean get;

@@ -1,9 +1,9 @@
 package dev.weft.control.ui;
 
+import dev.weft.control.RouteHandler;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.FullHttpResponse;
@@ -29,7 +29,7 @@ import java.util.concurrent.RejectedExecutionException;
  * pipelining client gets its answers in order. Buffers: the request is released here once handled; each response
  * buffer belongs to the encoder once written.
  */
-public final class UiHttpHandler extends ChannelInboundHandlerAdapter {
+public final class UiHttpHandler extends RouteHandler {
     static final String PAGE_PREFIX = "/ui";
     static final String API_PREFIX = "/v1/ui/";
 
@@ -40,18 +40,14 @@ public final class UiHttpHandler extends ChannelInboundHandlerAdapter {
     }
 
     @Override
-    public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        if (!(msg instanceof FullHttpRequest req)) {
-            ctx.fireChannelRead(msg);
-            return;
-        }
-        QueryStringDecoder uri = new QueryStringDecoder(req.uri());
+    protected boolean serves(String path) {
+        return path.equals(PAGE_PREFIX) || path.startsWith(PAGE_PREFIX + "/") || path.startsWith(API_PREFIX);
+    }
+
+    @Override
+    protected void handle(ChannelHandlerContext ctx, FullHttpRequest req, QueryStringDecoder uri) {
         String path = uri.path();
-        boolean page = path.equals(PAGE_PREFIX) || path.startsWith(PAGE_PREFIX + "/");
-        if (!page && !path.startsWith(API_PREFIX)) {
-            ctx.fireChannelRead(msg);
-            return;
-        }
+        boolean page = !path.startsWith(API_PREFIX);
         boolean keepAlive = HttpUtil.isKeepAlive(req);
         HttpMethod method = req.method();
         req.release();
