@@ -43,7 +43,8 @@ public interface Downstream {
 
     /**
      * The exchange is over (after the answer's last byte or error). {@code close}: the connection cannot carry another
-     * request (HTTP/1.1: truncated answer, unread request body, or {@code Connection: close}).
+     * request (HTTP/1.1: truncated answer, or {@code Connection: close}). A request body still coming is not a reason:
+     * the downstream drops the rest of it as it comes, then serves the next request.
      */
     void done(ProxyExchange x, boolean close);
 }

@@ -38,17 +38,13 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
     private final String clientAddress;
     /** How many phases' onRequest ran: those, and only those, get onEnd. */
     private int phaseCount;
-
-    // The current attempt.
+    /** The current attempt, and its answer's future. */
     private UpstreamCall call;
     private Promise<Void> answered;
     /** The current attempt's answer head came without its whole body. */
     private boolean streamingHead;
-
-    // Request body.
     private final RequestBody body = new RequestBody();
-
-    // Answer.
+    /** The answer, from its head to its relay. */
     private ResponseHead answerHead;
     private ByteBuf answerBody;
     private boolean answerEnd;
@@ -413,7 +409,10 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
         }
         call = null; // the call returns its connection to the pool itself once both directions are done
         over(null, status, false, null);
-        downstream.done(this, close || !body.complete());
+        // An unread request body does not close the client's connection: the downstream drops the rest as it comes
+        // (bounded by --body-timeout). Closing with the client's bytes unread makes the kernel reset the connection,
+        // and the client can lose the answer it was just sent (seen under load: a 403 lost, "no bytes").
+        downstream.done(this, close);
     }
 
     /** The downstream ended it first (gone: 499; body refused: 408, 400): stop the upstream work, record it so. */
