@@ -59,7 +59,8 @@ class BenchTest {
             assertThat(Double.isNaN(r.linkBytesPerReq())).isEqualTo(!proxied);
             assertThat(Double.isNaN(r.readyMs())).isEqualTo(!proxied);
             if (proxied) {
-                assertThat(r.proxyCpuUsPerReq()).isPositive();
+                // Read from /proc in 10 ms ticks: a few dozen requests through nginx can cost less than one.
+                assertThat(r.proxyCpuUsPerReq()).isGreaterThanOrEqualTo(0);
                 // The link carries at least each request's and answer's bytes.
                 assertThat(r.linkBytesPerReq()).isGreaterThan(LoadConnection.MIN_DATA);
             }
@@ -88,7 +89,9 @@ class BenchTest {
         assertThat(report.rows()).allSatisfy(r -> {
             assertThat(r.errors()).isZero();
             assertThat(r.qps()).isPositive();
-            assertThat(r.generatorCpuUsPerReq()).as("wrk's own CPU").isPositive();
+            // Measured, not left out: /proc counts CPU in 10 ms ticks, and wrk's 1 s of 8 connections can use less
+            // than one on a fast machine (0.0 seen in a fresh-clone run), so zero is a reading too.
+            assertThat(r.generatorCpuUsPerReq()).as("wrk's own CPU").isNotNaN().isGreaterThanOrEqualTo(0);
         });
         String summary = Files.readString(results.resolve("summary.md"));
         assertThat(summary).contains("load generator (wrk)", "capacities 10/20/30 in flight", "| nginx | 1 | 8 |",
