@@ -59,7 +59,7 @@ final class ControlHttpHandler extends SimpleChannelInboundHandler<FullHttpReque
     private static final String ROUTES = "GET /metrics, GET /v1/health, PUT /v1/leases, GET /v1/leases, DELETE /v1/leases/{id},"
             + " PUT /v1/leases/{id}/keepalive, GET /v1/services, GET /v1/services/{service},"
             + " PUT|DELETE /v1/services/{service}/endpoints/{id}, GET /v1/watch/{service}?revision=N, "
-            + IdentityApi.ROUTES + ", GET /ui/ (the dashboard) and /v1/ui/...";
+            + IdentityApi.ROUTES + ", GET /v1/diagnose, GET /ui/ (the dashboard) and /v1/ui/...";
 
     private final ControlBackend store;
     private final Duration heartbeatInterval;
