@@ -59,8 +59,8 @@ public final class WmpDownstream implements Downstream, MeshStream.Listener {
 
     /**
      * The acceptor of a provider-side mesh connection whose peer proved who it is (mTLS): each request's
-     * {@code x-weft-caller} is the certificate's service, whatever the peer wrote there, and the exchange carries the
-     * identity ({@link ProxyExchange#verifiedPeer()}).
+     * {@code x-weft-caller} is the certificate's service, whatever the peer wrote there: the one place every phase,
+     * the trace and the app read the caller from.
      *
      * @param caller the peer's verified identity, or null on a plaintext connection (the header is then as sent)
      */
@@ -86,7 +86,6 @@ public final class WmpDownstream implements Downstream, MeshStream.Listener {
             head.fields().set(Deadlines.CALLER_HEADER, caller.service());
         }
         ProxyExchange x = stack.open(this, head, peer, null);
-        x.verifiedPeer(caller);
         exchange = x;
         requestEnded = r.endStream();
         x.onRequestBody(r.body(), r.endStream());

@@ -6,7 +6,6 @@ import dev.weft.dataplane.http.RequestHead;
 import dev.weft.dataplane.observe.ExchangeTrace;
 import dev.weft.dataplane.resilience.DeadlineTimer;
 import dev.weft.dataplane.resilience.ServicePolicy;
-import dev.weft.dataplane.security.PeerIdentity;
 import io.netty.channel.EventLoop;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.ImmediateEventExecutor;
@@ -32,7 +31,6 @@ public abstract sealed class ExchangeContext extends DeadlineTimer.Entry permits
     ServicePolicy.Route route;
     ServicePolicy policy;
     long deadlineNanos;
-    private PeerIdentity verifiedPeer;
     private Object phaseToken;
     private int phaseInt;
 
@@ -57,20 +55,6 @@ public abstract sealed class ExchangeContext extends DeadlineTimer.Entry permits
 
     public ExchangeTrace trace() {
         return trace;
-    }
-
-    /**
-     * Who sent this request, as its mTLS connection's certificate proved; null on a plaintext connection. When set,
-     * {@code x-weft-caller} holds its service name (the receiving sidecar wrote it over what the peer sent), and that
-     * header stays what the phases read.
-     */
-    public PeerIdentity verifiedPeer() {
-        return verifiedPeer;
-    }
-
-    /** Set by the downstream once, before the phases run. */
-    public void verifiedPeer(PeerIdentity peer) {
-        verifiedPeer = peer;
     }
 
     /** System.nanoTime() when the request's head arrived. */
