@@ -148,16 +148,37 @@ final class ProcStats {
         return statusBytes(pid, "VmHWM");
     }
 
+    /** Threads of the process now ({@code Threads} in /proc/PID/status). */
+    static OptionalLong threads(long pid) {
+        String status = read(PROC.resolve(Long.toString(pid)).resolve("status"));
+        return status == null ? OptionalLong.empty() : parseStatusNumber(status, "Threads");
+    }
+
+    /** Open file descriptors of the process now (entries of /proc/PID/fd); empty when it is gone. */
+    static OptionalLong openFds(long pid) {
+        try (var fds = Files.list(PROC.resolve(Long.toString(pid)).resolve("fd"))) {
+            return OptionalLong.of(fds.count());
+        } catch (IOException | RuntimeException gone) {
+            return OptionalLong.empty();
+        }
+    }
+
     private static OptionalLong statusBytes(long pid, String field) {
         String status = read(PROC.resolve(Long.toString(pid)).resolve("status"));
         return status == null ? OptionalLong.empty() : parseStatusKilobytes(status, field);
     }
 
     static OptionalLong parseStatusKilobytes(String status, String field) {
+        OptionalLong kb = parseStatusNumber(status, field);
+        return kb.isPresent() ? OptionalLong.of(kb.getAsLong() * 1024) : kb;
+    }
+
+    /** The first number on a /proc/PID/status line ({@code Threads:  27} gives 27), as written. */
+    static OptionalLong parseStatusNumber(String status, String field) {
         for (String line : status.split("\n")) {
             if (line.startsWith(field + ":")) {
                 String[] parts = line.substring(field.length() + 1).trim().split("\\s+");
-                return OptionalLong.of(Long.parseLong(parts[0]) * 1024);
+                return OptionalLong.of(Long.parseLong(parts[0]));
             }
         }
         return OptionalLong.empty();

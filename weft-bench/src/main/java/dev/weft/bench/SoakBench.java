@@ -4,19 +4,16 @@ import dev.weft.control.cli.PromText;
 
 import java.io.IOException;
 import java.net.URI;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
-import java.util.OptionalLong;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToLongFunction;
-import java.util.stream.Stream;
 
 /**
  * Issue 15's "no drift": the paper's topology under a moderate, steady load for a long time, and the four things a
@@ -132,7 +129,7 @@ final class SoakBench {
             Thread.currentThread().interrupt();
         }
         return new Reading(seconds, sidecar.name(), ProcStats.rssBytes(sidecar.pid()).orElse(-1), heap,
-                count(Path.of("/proc", Long.toString(sidecar.pid()), "fd")), threads(sidecar.pid()).orElse(-1));
+                ProcStats.openFds(sidecar.pid()).orElse(-1), ProcStats.threads(sidecar.pid()).orElse(-1));
     }
 
     /** {@code jcmd PID GC.run} for every sidecar, in parallel and bounded: the readings after it are live sets. */
@@ -154,27 +151,6 @@ final class SoakBench {
             started.forEach(Process::destroyForcibly);
             Thread.currentThread().interrupt();
         }
-    }
-
-    private static long count(Path dir) {
-        try (Stream<Path> entries = Files.list(dir)) {
-            return entries.count();
-        } catch (IOException | RuntimeException gone) {
-            return -1;
-        }
-    }
-
-    private static OptionalLong threads(long pid) {
-        try {
-            for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"))) {
-                if (line.startsWith("Threads:")) {
-                    return OptionalLong.of(Long.parseLong(line.substring(8).strip()));
-                }
-            }
-        } catch (IOException | RuntimeException gone) {
-            // The process is gone or /proc is not there.
-        }
-        return OptionalLong.empty();
     }
 
     /**
