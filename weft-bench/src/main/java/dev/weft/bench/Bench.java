@@ -54,6 +54,8 @@ public final class Bench {
      *                         registered by its sidecar and enforced by every plane's provider-side proxy
      * @param proxyThreads     thread counts every proxied plane is run at, each in turn ({@link
      *                         DataPlane#withThreads}); empty runs each proxy at its own default
+     * @param providerDelay    each provider's simulated work in the mesh section (the paper: 50 ms); shorter
+     *                         raises the ceiling so that the proxies, not the providers, limit the rate
      * @param results          the folder this run writes into
      * @param keepLogs         keep every process's log under results/logs
      * @param installPeers     install missing peers with apt-get when running as root
@@ -63,7 +65,7 @@ public final class Bench {
      */
     public record Settings(Set<String> sections, List<String> planes, List<Integer> connections, int rounds,
                            Duration warmup, Duration firstWarmup, Duration jitSettle, Duration duration,
-                           int hopConnections,
+                           Duration providerDelay, int hopConnections,
                            Duration hopDuration,
                            List<String> sidecarJvm, int loadThreads, Generator generator, List<Integer> capacities,
                            List<Integer> proxyThreads, Path results, boolean keepLogs,
@@ -77,6 +79,9 @@ public final class Bench {
             proxyThreads = List.copyOf(new LinkedHashSet<>(proxyThreads));
             Objects.requireNonNull(results, "results");
             Objects.requireNonNull(generator, "generator");
+            if (providerDelay.isNegative()) {
+                throw new IllegalArgumentException("provider delay must be zero or more (got " + providerDelay + ")");
+            }
             if (capacities.size() != Experiment.PROVIDERS.size() || capacities.stream().anyMatch(c -> c < 1)) {
                 throw new IllegalArgumentException("capacities must be " + Experiment.PROVIDERS.size()
                         + " positive numbers, for the small, medium and large provider, e.g. 100,200,300 (got "
@@ -257,7 +262,7 @@ public final class Bench {
                 .withOut(log)
                 .withDataPlane(dataPlane(run.plane(), settings.sidecarJvm(), run.threads()))
                 .withShape(hop ? Experiment.Shape.HOP : Experiment.Shape.MESH)
-                .withProviderDelay(hop ? Duration.ZERO : Duration.ofMillis(50))
+                .withProviderDelay(hop ? Duration.ZERO : settings.providerDelay())
                 .withProviderCapacities(settings.capacities())
                 .withGenerator(settings.generator());
     }

@@ -88,6 +88,11 @@ public final class BenchCommand implements Callable<Integer> {
             description = "Each measured mesh load (default: 10s; --quick: 5s).")
     Duration duration;
 
+    @Option(names = "--provider-delay", converter = DurationConverter.class, paramLabel = "TIME",
+            description = "Each provider's simulated work in the mesh experiment (default: 50ms, the paper's). A "
+                    + "shorter one raises the ceiling, so that the proxies' CPU, not the providers, limits the rate.")
+    Duration providerDelay;
+
     @Option(names = "--hop-connections", paramLabel = "N",
             description = "Connections of the saturated per-hop load (default: 64).")
     Integer hopConnections;
@@ -189,6 +194,7 @@ public final class BenchCommand implements Callable<Integer> {
                 pick(firstWarmup, p.firstWarmup(), Duration.ofSeconds(quick ? 5 : 15)),
                 pick(jitSettle, p.jitSettle(), Duration.ZERO),
                 pick(duration, p.duration(), Duration.ofSeconds(quick ? 5 : 10)),
+                providerDelay != null ? providerDelay : Duration.ofMillis(50),
                 hopConnections != null ? hopConnections : 64,
                 hopDuration != null ? hopDuration : Duration.ofSeconds(quick ? 5 : 10),
                 jvm, threads != null ? threads : Runtime.getRuntime().availableProcessors(),

@@ -164,8 +164,8 @@ public final class BenchReport {
         if (!mesh.isEmpty()) {
             md.append("## Mesh experiment\n\n");
             md.append("load generator (" + settings.generator().label() + ") → consumer → consumer-side proxy → "
-                    + "provider-side proxy → 3 providers (50 ms, weights 1:2:3, capacities " + capacities()
-                    + " in flight). Ceiling = connections / 50 ms. *threads*: each proxy's threads (Weft --workers, "
+                    + "provider-side proxy → 3 providers (" + settings.providerDelay().toMillis() + " ms, weights 1:2:3, capacities "
+                    + capacities() + " in flight). Ceiling = connections / " + settings.providerDelay().toMillis() + " ms. *threads*: each proxy's threads (Weft --workers, "
                     + "HAProxy nbthread, nginx worker_processes, Caddy GOMAXPROCS).\n\n");
             md.append(meshTable(mesh)).append('\n');
             md.append("![QPS and p99 by connections](mesh-chart.svg)\n\n");

@@ -52,6 +52,14 @@ class BenchCommandTest {
         assertThat(s.sections()).containsExactlyInAnyOrder("mesh", "hop", "jmh");
         assertThat(s.warmup()).isEqualTo(Duration.ofSeconds(5));
         assertThat(s.hopConnections()).isEqualTo(64);
+        assertThat(s.providerDelay()).isEqualTo(Duration.ofMillis(50));
+    }
+
+    @Test
+    void aShorterProviderDelayRaisesTheCeilingOfTheMeshExperiment() {
+        assertThat(parse("--profile", "issue12", "--provider-delay", "10ms").providerDelay())
+                .isEqualTo(Duration.ofMillis(10));
+        assertThat(parse("--provider-delay", "0s").providerDelay()).isZero();
     }
 
     @Test

@@ -25,7 +25,7 @@ class BenchReportTest {
 
     private Bench.Settings settings() {
         return new Bench.Settings(Set.of("mesh"), List.of("weft", "weft-http1", "haproxy"), List.of(128, 512), 3,
-                Duration.ofSeconds(1), Duration.ZERO, Duration.ZERO, Duration.ofSeconds(2), 16, Duration.ofSeconds(2), List.of("-Xmx64m"), 1,
+                Duration.ofSeconds(1), Duration.ZERO, Duration.ZERO, Duration.ofSeconds(2), Duration.ofMillis(50), 16, Duration.ofSeconds(2), List.of("-Xmx64m"), 1,
                 Generator.BUILTIN, List.of(100, 200, 300), List.of(), dir, false, false, true, Experiment.WEFT_CLI_MAIN,
                 null);
     }

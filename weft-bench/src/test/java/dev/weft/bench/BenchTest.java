@@ -26,7 +26,7 @@ class BenchTest {
     void writesEveryFileWithFiguresThatAgreeWithEachOther() throws Exception {
         Assumptions.assumeTrue(PeerDataPlane.onPath("nginx"), "nginx is not installed (apt-get install -y nginx)");
         Bench.Settings settings = new Bench.Settings(Set.of("mesh", "hop"), List.of("direct", "nginx"), List.of(8), 1,
-                Duration.ofMillis(300), Duration.ofMillis(200), Duration.ofSeconds(30), Duration.ofSeconds(2), 4, Duration.ofSeconds(2), List.of(), 1,
+                Duration.ofMillis(300), Duration.ofMillis(200), Duration.ofSeconds(30), Duration.ofSeconds(2), Duration.ofMillis(50), 4, Duration.ofSeconds(2), List.of(), 1,
                 Generator.BUILTIN, ExperimentSettings.equalCapacities(200), List.of(), results, false,
                 false, true, FakeMeshCli.class.getName(), System.err);
 
@@ -76,7 +76,7 @@ class BenchTest {
         Assumptions.assumeTrue(PeerDataPlane.onPath("nginx"), "nginx is not installed (apt-get install -y nginx)");
         Assumptions.assumeTrue(PeerDataPlane.onPath("wrk"), "wrk is not installed (apt-get install -y wrk)");
         Bench.Settings settings = new Bench.Settings(Set.of("mesh"), List.of("direct", "nginx"), List.of(8), 1,
-                Duration.ofSeconds(1), Duration.ZERO, Duration.ZERO, Duration.ofSeconds(1), 4, Duration.ofSeconds(1), List.of(), 1,
+                Duration.ofSeconds(1), Duration.ZERO, Duration.ZERO, Duration.ofSeconds(1), Duration.ofMillis(50), 4, Duration.ofSeconds(1), List.of(), 1,
                 Generator.WRK, List.of(10, 20, 30), List.of(1), results, false, false, true,
                 FakeMeshCli.class.getName(), System.err);
 
