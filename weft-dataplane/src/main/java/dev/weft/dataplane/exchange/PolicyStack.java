@@ -120,7 +120,7 @@ public final class PolicyStack {
         long start = System.nanoTime();
         traffic.started();
         ExchangeTrace trace = observer.start(direction, localService, head.method(), head.path(), head, peer);
-        return new ProxyExchange(this, downstream, head, start, trace, clientAddress);
+        return new RecoveringExchange(this, downstream, head, start, trace, clientAddress);
     }
 
     /** A request refused before it had an exchange (a malformed head): counted and traced like any other. */
