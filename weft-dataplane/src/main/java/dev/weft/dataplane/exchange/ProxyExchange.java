@@ -36,9 +36,9 @@ import io.netty.util.concurrent.Promise;
  */
 public abstract sealed class ProxyExchange extends ExchangeContext implements Exchange, UpstreamListener
         permits RecoveringExchange {
-    final Downstream downstream;
+    Downstream downstream;
     /** X-Forwarded-For for the next hop: the original client's address, or null on the mesh's second hop. */
-    private final String clientAddress;
+    private String clientAddress;
     /** How many phases' onRequest ran: those, and only those, get onEnd. */
     int phaseCount;
     /** The current attempt, and its answer's future. */
@@ -57,12 +57,40 @@ public abstract sealed class ProxyExchange extends ExchangeContext implements Ex
     boolean finished;
     int status;
     private long bytesOut;
+    /**
+     * Nothing but this exchange's downstream and the task that ends it will hold it once it is over, so it may carry
+     * another request ({@link ExchangeSpares}); cleared by whatever leaves a reference behind (see {@link #finish}).
+     */
+    private boolean reusable;
 
     ProxyExchange(PolicyStack stack, Downstream downstream, RequestHead head, long start, ExchangeTrace trace,
                   String clientAddress) {
         super(stack, head, start, trace);
         this.downstream = downstream;
         this.clientAddress = clientAddress;
+        this.reusable = true;
+    }
+
+    /** Carries a new request: a spare exchange ({@link ExchangeSpares}) opened again, nothing of its last one left. */
+    final void reopen(PolicyStack stack, Downstream downstream, RequestHead head, long start, ExchangeTrace trace,
+                      String clientAddress) {
+        begin(stack, head, start, trace);
+        this.downstream = downstream;
+        this.clientAddress = clientAddress;
+        phaseCount = 0;
+        call = null;
+        answered = null;
+        streamingHead = false;
+        body.reset();
+        answerHead = null;
+        answerBody = null;
+        answerEnd = false;
+        early = null;
+        relayed = false;
+        finished = false;
+        status = 0;
+        bytesOut = 0;
+        reusable = true;
     }
 
     @Override
@@ -112,7 +140,11 @@ public abstract sealed class ProxyExchange extends ExchangeContext implements Ex
 
     @Override
     public Future<?> admit() { // on the loop (always, with the event-loop Collaborator) a step costs no lambda
-        return loop().inEventLoop() ? admitOnLoop() : Exchange.onLoop(loop(), this::admitOnLoop);
+        if (loop().inEventLoop()) {
+            return admitOnLoop();
+        }
+        reusable = false; // a virtual thread holds this exchange until it ends
+        return Exchange.onLoop(loop(), this::admitOnLoop);
     }
 
     private Future<?> admitOnLoop() {
@@ -128,6 +160,7 @@ public abstract sealed class ProxyExchange extends ExchangeContext implements Ex
         if (f.isDone()) {
             admitted(f.getNow());
         } else {
+            reusable = false; // the queue's listener holds this exchange until it is served or times out
             f.addListener(x -> admitted(f.getNow()));
         }
         return f;
@@ -159,6 +192,7 @@ public abstract sealed class ProxyExchange extends ExchangeContext implements Ex
         if (f.isDone()) {
             connected(target, f);
         } else {
+            reusable = false; // the dial's listener holds this exchange
             f.addListener(x -> connected(target, f));
         }
         return f;
@@ -197,6 +231,9 @@ public abstract sealed class ProxyExchange extends ExchangeContext implements Ex
      */
     private void sendHead() {
         boolean end = body.wholeForHead();
+        if (!end) {
+            reusable = false; // the body follows the head: the upstream call may still hold this exchange at the end
+        }
         ByteBuf first = body.forHead(end && stack.retries() && policy.retry().attempts() > 1);
         for (Phase p : stack.phases()) {
             p.onSend(this);
@@ -308,6 +345,7 @@ public abstract sealed class ProxyExchange extends ExchangeContext implements Ex
             finish(false);
             return;
         }
+        reusable = false; // a streamed answer: the downstream's write listeners hold this exchange
         if (early != null) {
             early.drain(this::answerData);
         }
@@ -322,6 +360,7 @@ public abstract sealed class ProxyExchange extends ExchangeContext implements Ex
         if (!relayed) {
             if (early == null) {
                 early = new EarlyAnswer(); // the virtual-thread Collaborator has not relayed the head yet
+                reusable = false;
             }
             early.add(body, end);
             return;
@@ -369,6 +408,12 @@ public abstract sealed class ProxyExchange extends ExchangeContext implements Ex
         // (bounded by --body-timeout). Closing with the client's bytes unread makes the kernel reset the connection,
         // and the client can lose the answer it was just sent (seen under load: a 403 lost, "no bytes").
         downstream.done(this, close);
+        if (reusable && attempts == 1 && body.complete()) {
+            // The straight way, ended: the downstream let go in done(), no listener holds it. A spare once this task
+            // has run (ExchangeSpares); every other exchange is the garbage collector's.
+            reusable = false;
+            ExchangeSpares.ofThisLoop().giveBack(this, loop());
+        }
     }
 
     /**

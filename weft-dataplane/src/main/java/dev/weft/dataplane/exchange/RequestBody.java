@@ -33,6 +33,13 @@ final class RequestBody {
     private int keptLength;
     private long sent;
 
+    /** Empty again, for the next request of a reused exchange; call after {@link #release}. */
+    void reset() {
+        complete = false;
+        uncredited = 0;
+        sent = 0;
+    }
+
     boolean complete() {
         return complete;
     }
