@@ -7,6 +7,11 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
+import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -15,7 +20,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.zip.CRC32;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -29,7 +36,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  *   describe its own request alone;</li>
  *   <li>each decoder fills the header lists of its connection's finished exchanges again, requests and answers, on
  *   both sides: heads with different fields one after the other on one connection must each arrive with their own
- *   fields only.</li>
+ *   fields only;</li>
+ *   <li>each Worker carries its next requests on the exchanges that ended cleanly ({@code exchange/ExchangeSpares}),
+ *   on both sides: pipelined requests (the next one opened while the previous one is ending), and requests that
+ *   end cleanly mixed with ones that do not (a streamed answer, a refusal), must each get their own answer.</li>
  * </ul>
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -168,5 +178,78 @@ class ReuseAcrossRequestsTest {
             assertThat(echo.headers().firstValue("x-app")).hasValue("test");
             assertThat(echo.headers().firstValue("transfer-encoding")).isEmpty();
         }
+    }
+
+    @Test
+    void pipelinedRequestsOnReusedExchangesEachGetTheirOwnAnswer() throws Exception {
+        // All written at once: the consumer side opens each next exchange from inside the end of the previous one.
+        int n = 24;
+        ByteArrayOutputStream all = new ByteArrayOutputStream();
+        List<byte[]> bodies = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            byte[] body = ("request " + i + " " + "x".repeat(i * 7)).getBytes(StandardCharsets.US_ASCII);
+            bodies.add(body);
+            all.writeBytes(("POST /echo?n=" + i + " HTTP/1.1\r\nHost: provider\r\nx-round: " + i
+                    + "\r\nContent-Length: " + body.length + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            all.writeBytes(body);
+        }
+        try (Socket socket = new Socket(InetAddress.getLoopbackAddress(), MeshFixture.port(consumer, "upstream provider"))) {
+            socket.setSoTimeout(10_000);
+            OutputStream out = socket.getOutputStream();
+            out.write(all.toByteArray());
+            out.flush();
+            InputStream in = socket.getInputStream();
+            for (int i = 0; i < n; i++) {
+                String head = readHead(in);
+                assertThat(head).as("answer %d", i).startsWith("HTTP/1.1 200");
+                int length = Integer.parseInt(head.replaceAll("(?is).*\r\ncontent-length: *(\\d+).*", "$1"));
+                String answer = new String(in.readNBytes(length), StandardCharsets.US_ASCII);
+                CRC32 crc = new CRC32();
+                crc.update(bodies.get(i));
+                assertThat(answer).as("answer %d", i)
+                        .isEqualTo(bodies.get(i).length + " " + crc.getValue() + " POST /echo?n=" + i);
+            }
+        }
+    }
+
+    @Test
+    void exchangesThatEndCleanlyAndOnesThatDoNotAlternateWithoutCarryingAnythingOver() throws Exception {
+        URI base = URI.create("http://127.0.0.1:" + MeshFixture.port(consumer, "upstream provider"));
+        for (int round = 0; round < 10; round++) {
+            String body = "round " + round;
+            HttpResponse<String> echo = http.send(HttpRequest.newBuilder(base.resolve("/echo?round=" + round))
+                    .timeout(Duration.ofSeconds(10)).POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(echo.statusCode()).isEqualTo(200);
+            assertThat(echo.body()).startsWith(body.length() + " ").endsWith(" POST /echo?round=" + round);
+
+            // Streamed (chunked, larger than one read): its exchange is left to the garbage collector.
+            HttpResponse<byte[]> big = http.send(HttpRequest.newBuilder(base.resolve("/big?bytes=200000"))
+                    .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofByteArray());
+            assertThat(big.statusCode()).isEqualTo(200);
+            assertThat(big.body()).hasSize(200_000);
+
+            // Past its deadline before the app answers: failed (504) on both sides, its exchanges not given back.
+            HttpResponse<String> late = http.send(HttpRequest.newBuilder(base.resolve("/slow?ms=300"))
+                    .header("x-weft-deadline-ms", "30").timeout(Duration.ofSeconds(10))
+                    .POST(HttpRequest.BodyPublishers.ofString("late")).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(late.statusCode()).isEqualTo(504);
+            assertThat(late.headers().firstValue("x-weft-error")).isPresent();
+        }
+    }
+
+    /** Reads an answer's head, up to and including its blank line. */
+    private static String readHead(InputStream in) throws Exception {
+        ByteArrayOutputStream head = new ByteArrayOutputStream();
+        int b;
+        while ((b = in.read()) >= 0) {
+            head.write(b);
+            byte[] h = head.toByteArray();
+            int k = h.length;
+            if (k >= 4 && h[k - 4] == '\r' && h[k - 3] == '\n' && h[k - 2] == '\r' && h[k - 1] == '\n') {
+                return head.toString(StandardCharsets.US_ASCII);
+            }
+        }
+        throw new AssertionError("connection closed inside an answer's head: " + head);
     }
 }

@@ -15,6 +15,11 @@ import java.nio.charset.StandardCharsets;
  * kept, where every charset a decoder uses agrees byte for byte; other bytes get a new String in the decoder's
  * charset. Entries are immutable Strings: nothing here refers to a buffer.
  *
+ * <p>Why not one table with the data plane's {@code http.Decimals} (numbers written as recent Strings): a decoder has
+ * bytes, not a number, and a table found by number would first have to parse them; and these values are one peer's,
+ * so a table per connection keeps a busy peer's values from evicting another's, where the numbers a Worker writes
+ * are the same whichever connection they go to.
+ *
  * <p>Thread: its decoder's, the connection's event loop; one per decoder, not thread safe.
  */
 public final class StringCache {

@@ -16,6 +16,7 @@ import java.nio.charset.StandardCharsets;
 final class RawHttpClient implements AutoCloseable {
     private static final String DATA = "0123456789abcdefghijklmnopqrstuv";
     private static final int EXPECTED = DATA.hashCode();
+    private static final byte[] CONTENT_LENGTH = "content-length:".getBytes(StandardCharsets.US_ASCII);
     private final byte[] request;
     private final byte[] buffer = new byte[16 * 1024];
     private final Socket socket;
@@ -44,10 +45,13 @@ final class RawHttpClient implements AutoCloseable {
                 throw new IOException("connection closed before the answer's head");
             }
             filled += n;
-            headEnd = indexOfBlankLine(filled);
+            headEnd = indexOfBlankLine(buffer, filled);
         }
         int status = (buffer[9] - '0') * 100 + (buffer[10] - '0') * 10 + (buffer[11] - '0');
-        int length = contentLength(headEnd);
+        int length = contentLength(buffer, headEnd);
+        if (length < 0) {
+            throw new IOException("answer without Content-Length");
+        }
         int total = headEnd + length;
         while (filled < total) {
             int n = in.read(buffer, filled, buffer.length - filled);
@@ -62,8 +66,8 @@ final class RawHttpClient implements AutoCloseable {
         return status;
     }
 
-    /** Index just past the head's blank line, or -1. */
-    private int indexOfBlankLine(int filled) {
+    /** Index just past the head's blank line in {@code buffer[0, filled)}, or -1. Shared with {@link RawHttpBackend}. */
+    static int indexOfBlankLine(byte[] buffer, int filled) {
         for (int i = 3; i < filled; i++) {
             if (buffer[i] == '\n' && buffer[i - 1] == '\r' && buffer[i - 2] == '\n' && buffer[i - 3] == '\r') {
                 return i + 1;
@@ -72,8 +76,8 @@ final class RawHttpClient implements AutoCloseable {
         return -1;
     }
 
-    private int contentLength(int headEnd) throws IOException {
-        byte[] name = "content-length:".getBytes(StandardCharsets.US_ASCII);
+    /** Where field {@code name} (lower case, with its colon) starts in the head, ignoring case, or -1. */
+    static int indexOfField(byte[] buffer, int headEnd, byte[] name) {
         outer:
         for (int i = 0; i + name.length < headEnd; i++) {
             for (int j = 0; j < name.length; j++) {
@@ -81,17 +85,26 @@ final class RawHttpClient implements AutoCloseable {
                     continue outer;
                 }
             }
-            int k = i + name.length;
-            while (buffer[k] == ' ') {
-                k++;
-            }
-            int value = 0;
-            while (buffer[k] >= '0' && buffer[k] <= '9') {
-                value = value * 10 + buffer[k++] - '0';
-            }
-            return value;
+            return i;
         }
-        throw new IOException("answer without Content-Length");
+        return -1;
+    }
+
+    /** The head's Content-Length, or -1 without one. */
+    static int contentLength(byte[] buffer, int headEnd) {
+        int k = indexOfField(buffer, headEnd, CONTENT_LENGTH);
+        if (k < 0) {
+            return -1;
+        }
+        k += CONTENT_LENGTH.length;
+        while (buffer[k] == ' ') {
+            k++;
+        }
+        int value = 0;
+        while (buffer[k] >= '0' && buffer[k] <= '9') {
+            value = value * 10 + buffer[k++] - '0';
+        }
+        return value;
     }
 
     private int parseInt(int from, int to) {

@@ -26,11 +26,17 @@ import java.util.function.Supplier;
 
 /**
  * The sidecar's admin listener (loopback by default). Each route is a function producing status, content type and
- * text; routes are computed on a Worker loop but only read counters, so they never block it.
+ * text; routes only read counters, so they never block.
+ *
+ * <p>The admin connections live on the Manager's loop, not on a Worker: a route does not block, but rendering
+ * {@code /metrics} (every route's counters and latency histograms, merged from the Workers' cells) takes a while, and
+ * the control plane scrapes it every few seconds ({@code HistoryScraper}). On a Worker that time would be a pause for
+ * every request of that Worker's connections; the Manager only accepts connections, which a sidecar's persistent mesh
+ * and app connections rarely ask of it.
  *
  * <p>Thread: {@link #bind} and {@link #close} run on the caller's thread; each admin connection and its routes run on
- * the Worker loop that owns it. Buffers: request messages are released by SimpleChannelInboundHandler; responses are
- * released by the encoder.
+ * the Manager's loop. Buffers: request messages are released by SimpleChannelInboundHandler; responses are released
+ * by the encoder.
  */
 public final class AdminServer implements AutoCloseable {
 
@@ -52,7 +58,7 @@ public final class AdminServer implements AutoCloseable {
 
     public InetSocketAddress bind(InetSocketAddress address) throws InterruptedException {
         channel = new ServerBootstrap()
-                .group(transport.manager(), transport.workers())
+                .group(transport.manager(), transport.manager()) // see the class comment: no Worker renders a page
                 .channel(transport.serverChannelClass())
                 .childHandler(new ChannelInitializer<Channel>() {
                     @Override

@@ -6,7 +6,6 @@ import dev.weft.registry.Endpoint;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
-import io.netty.util.concurrent.ScheduledFuture;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -14,17 +13,14 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedDeque;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The endpoints of one upstream service and admission to them.
  *
  * <p>A request asks for a slot with {@link #acquire}. If an endpoint below its capacity is free the slot is granted
- * at once by the Worker's own {@link Balancer}; otherwise the request waits in a bounded FIFO queue and is granted the
- * next slot that frees ({@link #release}). A full queue, a wait past the queue timeout, or a service without
+ * at once by the Worker's own {@link Balancer}; otherwise the request waits in a bounded FIFO queue
+ * ({@link WaitQueue}) and is granted the next slot that frees ({@link #release}). A full queue, a wait past the queue timeout, or a service without
  * endpoints fail the promise at once with a {@link NoCapacityException} whose message is what the client is told.
  * When every endpoint is down (ejected by outlier detection, or paused after a refused dial) a request fails at once
  * with a {@link NoHealthyEndpointException}, and so do the requests already waiting when the last one goes down:
@@ -39,13 +35,8 @@ import java.util.concurrent.atomic.LongAdder;
 public final class Cluster {
     private final String service;
     private final Balancer.Factory balancerFactory;
-    private final int maxQueue;
-    private final Duration queueTimeout;
     private final Map<EventExecutor, Balancer> balancers = new ConcurrentHashMap<>();
-    private final ConcurrentLinkedDeque<Promise<EndpointState>> waiters = new ConcurrentLinkedDeque<>();
-    private final AtomicInteger queued = new AtomicInteger();
-    private final LongAdder rejectedQueueFull = new LongAdder();
-    private final LongAdder rejectedTimeout = new LongAdder();
+    private final WaitQueue waiters;
     private final LongAdder rejectedNoEndpoints = new LongAdder();
     private volatile List<EndpointState> endpoints = List.of();
     private volatile boolean known;
@@ -70,8 +61,7 @@ public final class Cluster {
     public Cluster(String service, Balancer.Factory balancerFactory, int maxQueue, Duration queueTimeout) {
         this.service = service;
         this.balancerFactory = balancerFactory;
-        this.maxQueue = maxQueue;
-        this.queueTimeout = queueTimeout;
+        this.waiters = new WaitQueue(this, maxQueue, queueTimeout);
     }
 
     public String service() {
@@ -88,7 +78,7 @@ public final class Cluster {
     }
 
     public int queued() {
-        return queued.get();
+        return waiters.size();
     }
 
     public String balancer() {
@@ -96,11 +86,11 @@ public final class Cluster {
     }
 
     public long rejectedQueueFull() {
-        return rejectedQueueFull.sum();
+        return waiters.rejectedQueueFull();
     }
 
     public long rejectedTimeout() {
-        return rejectedTimeout.sum();
+        return waiters.rejectedTimeout();
     }
 
     /** Requests refused at once because the service had no endpoint, or none up (see the class comment). */
@@ -363,27 +353,9 @@ public final class Cluster {
             shed.increment();
             return promise.setFailure(new ShedException(limit()));
         }
-        if (queued.incrementAndGet() > maxQueue) {
-            queued.decrementAndGet();
-            rejectedQueueFull.increment();
-            return promise.setFailure(new NoCapacityException("service '" + service + "' is at capacity and its queue is full ("
-                    + maxQueue + " waiting)"));
+        if (!waiters.enqueue(loop, promise)) {
+            return promise; // the queue is full
         }
-        waiters.addLast(promise);
-        ScheduledFuture<?> timeout = loop.schedule(() -> {
-            if (promise.isDone()) {
-                return; // served (or cancelled) just before the timer ran
-            }
-            if (promise.tryFailure(known ? new NoCapacityException("no capacity at service '" + service + "' within "
-                    + queueTimeout.toMillis() + " ms") : new UnknownServiceException(service))) {
-                queued.decrementAndGet();
-                rejectedTimeout.increment();
-                waiters.remove(promise);
-            }
-        }, queueTimeout.toMillis(), TimeUnit.MILLISECONDS);
-        // A waiter that is served must not leave its timer behind: under sustained queueing that is one live task
-        // (and, before this, one exception) per request for the whole queue timeout.
-        promise.addListener(f -> timeout.cancel(false));
         // A slot may have freed between the pick and the enqueue; without this the waiter could sleep until timeout.
         // Likewise the registry's first snapshot (update() runs on the registry's thread): if it said "no endpoint"
         // after the check at the top and before this waiter was queued, it found nobody to tell, and the request
@@ -404,7 +376,7 @@ public final class Cluster {
     public boolean idleSinceLastCheck() {
         boolean wasUsed = used;
         used = false;
-        if (wasUsed || queued.get() > 0 || outboundLimit.inFlight() > 0) {
+        if (wasUsed || waiters.size() > 0 || outboundLimit.inFlight() > 0) {
             return false;
         }
         for (EndpointState e : endpoints) {
@@ -424,26 +396,7 @@ public final class Cluster {
     }
 
     private void drainWaiters() {
-        Promise<EndpointState> w;
-        while ((w = waiters.pollFirst()) != null) {
-            if (w.isDone()) {
-                continue; // timed out or cancelled; it already left the count
-            }
-            EndpointState s = pickForWaiter();
-            if (s == null) {
-                waiters.addFirst(w);
-                // A release on another thread may have run between our failed pick and the addFirst; re-check once.
-                if (anyRoom()) {
-                    continue;
-                }
-                return;
-            }
-            if (w.trySuccess(s)) {
-                queued.decrementAndGet();
-            } else {
-                s.releaseSlot(); // the waiter timed out meanwhile; offer the slot to the next one
-            }
-        }
+        waiters.drain();
     }
 
     /** Fails every waiter when no endpoint is up; returns whether it did. Any thread. */
@@ -468,16 +421,11 @@ public final class Cluster {
 
     /** @param cause shared by every waiter: it has no stack trace, and its message names the service only */
     private void failAllWaiters(NoCapacityException cause) {
-        Promise<EndpointState> w;
-        while ((w = waiters.pollFirst()) != null) {
-            if (w.tryFailure(cause)) {
-                queued.decrementAndGet();
-                rejectedNoEndpoints.increment();
-            }
-        }
+        rejectedNoEndpoints.add(waiters.failAll(cause));
     }
 
-    private boolean anyRoom() {
+    /** Whether any endpoint has a free slot. Any thread. */
+    boolean anyRoom() {
         for (EndpointState s : endpoints) {
             if (s.hasRoom()) {
                 return true;
@@ -490,7 +438,7 @@ public final class Cluster {
      * Slots freed while requests wait go to the endpoint with the most free room relative to its weight. This runs
      * on whichever thread freed the slot, so it must not use a Worker's balancer state.
      */
-    private EndpointState pickForWaiter() {
+    EndpointState pickForWaiter() {
         return LEAST_LOADED.pick(endpoints, 0);
     }
 

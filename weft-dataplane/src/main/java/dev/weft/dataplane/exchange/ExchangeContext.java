@@ -22,10 +22,10 @@ public abstract sealed class ExchangeContext extends DeadlineTimer.Entry permits
     /** A step over at once: one immutable future shared by every exchange (the Collaborator only reads it). */
     static final Future<Void> DONE = ImmediateEventExecutor.INSTANCE.newSucceededFuture(null);
 
-    final PolicyStack stack;
-    final RequestHead head;
-    final long start;
-    final ExchangeTrace trace;
+    PolicyStack stack;
+    RequestHead head;
+    long start;
+    ExchangeTrace trace;
 
     Cluster cluster;
     ServicePolicy.Route route;
@@ -41,10 +41,26 @@ public abstract sealed class ExchangeContext extends DeadlineTimer.Entry permits
     int inFlightAtSend;
 
     ExchangeContext(PolicyStack stack, RequestHead head, long start, ExchangeTrace trace) {
+        begin(stack, head, start, trace);
+    }
+
+    /** A new request on this context: nothing of a previous one is left (see {@link ExchangeSpares}). */
+    final void begin(PolicyStack stack, RequestHead head, long start, ExchangeTrace trace) {
         this.stack = stack;
         this.head = head;
         this.start = start;
         this.trace = trace;
+        cluster = null;
+        route = null;
+        policy = null;
+        deadlineNanos = 0;
+        phaseToken = null;
+        phaseInt = 0;
+        attempts = 1;
+        endpoint = null;
+        lastEndpoint = null;
+        sentNanos = 0;
+        inFlightAtSend = 0;
     }
 
     public abstract EventLoop loop();

@@ -120,7 +120,12 @@ public final class PolicyStack {
         long start = System.nanoTime();
         traffic.started();
         ExchangeTrace trace = observer.start(direction, localService, head.method(), head.path(), head, peer);
-        return new ProxyExchange(this, downstream, head, start, trace, clientAddress);
+        ProxyExchange x = ExchangeSpares.ofThisLoop().take(); // open() runs on the downstream's loop
+        if (x == null) {
+            return new RecoveringExchange(this, downstream, head, start, trace, clientAddress);
+        }
+        x.reopen(this, downstream, head, start, trace, clientAddress);
+        return x;
     }
 
     /** A request refused before it had an exchange (a malformed head): counted and traced like any other. */

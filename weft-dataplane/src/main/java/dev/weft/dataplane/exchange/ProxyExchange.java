@@ -22,44 +22,75 @@ import io.netty.util.concurrent.Promise;
  *
  * <p>Life: {@link #carry} runs the phases' request checks, then the {@code Collaborator} runs each attempt: admit (the
  * balance phase's endpoint slot, or a wait in its cluster's queue), connect (a pooled call on this loop), forward (the
- * head, with the whole body when it is here; the future completes at the answer's head), relay. An attempt that
- * fails before any answer was relayed may be retried (the retry phase decides). Every end goes through
- * {@link #over}, which runs the phases' {@code onEnd} once. This object is also the phases' per-request context
- * ({@link ExchangeContext}), so they allocate nothing per request.
+ * head, with the whole body when it is here; the future completes at the answer's head), relay, until the answer's
+ * last byte. That is this file: the way of a request that goes well. Every other way (a retry, the mesh's error
+ * answer, a reset, the downstream leaving, the deadline) is its one subclass's, {@link RecoveringExchange}, which is
+ * what {@link PolicyStack} makes. Every end goes through {@link #over}, which runs the phases' {@code onEnd} once.
+ * This object is also the phases' per-request context ({@link ExchangeContext}), so they allocate nothing per
+ * request.
  *
  * <p>Thread: the downstream's Worker loop only (the upstream connection is on the same loop); the Collaborator's
  * steps hop onto it ({@link Exchange#onLoop}). Buffers: request body pieces are owned here (in {@link RequestBody})
  * from {@link #onRequestBody} until given to the upstream call or released; answer bodies until given to the
  * downstream.
  */
-public final class ProxyExchange extends ExchangeContext implements Exchange, UpstreamListener {
-    private final Downstream downstream;
+public abstract sealed class ProxyExchange extends ExchangeContext implements Exchange, UpstreamListener
+        permits RecoveringExchange {
+    Downstream downstream;
     /** X-Forwarded-For for the next hop: the original client's address, or null on the mesh's second hop. */
-    private final String clientAddress;
+    private String clientAddress;
     /** How many phases' onRequest ran: those, and only those, get onEnd. */
-    private int phaseCount;
+    int phaseCount;
     /** The current attempt, and its answer's future. */
-    private UpstreamCall call;
-    private Promise<Void> answered;
+    UpstreamCall call;
+    Promise<Void> answered;
     /** The current attempt's answer head came without its whole body. */
-    private boolean streamingHead;
-    private final RequestBody body = new RequestBody();
+    boolean streamingHead;
+    final RequestBody body = new RequestBody();
     /** The answer, from its head to its relay. */
     private ResponseHead answerHead;
     private ByteBuf answerBody;
     private boolean answerEnd;
     /** Made only when pieces come before the head was relayed (virtual-thread Collaborator). */
     private EarlyAnswer early;
-    private boolean relayed;
-    private boolean finished;
-    private int status;
+    boolean relayed;
+    boolean finished;
+    int status;
     private long bytesOut;
+    /**
+     * Nothing but this exchange's downstream and the task that ends it will hold it once it is over, so it may carry
+     * another request ({@link ExchangeSpares}); cleared by whatever leaves a reference behind (see {@link #finish}).
+     */
+    private boolean reusable;
 
     ProxyExchange(PolicyStack stack, Downstream downstream, RequestHead head, long start, ExchangeTrace trace,
                   String clientAddress) {
         super(stack, head, start, trace);
         this.downstream = downstream;
         this.clientAddress = clientAddress;
+        this.reusable = true;
+    }
+
+    /** Carries a new request: a spare exchange ({@link ExchangeSpares}) opened again, nothing of its last one left. */
+    final void reopen(PolicyStack stack, Downstream downstream, RequestHead head, long start, ExchangeTrace trace,
+                      String clientAddress) {
+        begin(stack, head, start, trace);
+        this.downstream = downstream;
+        this.clientAddress = clientAddress;
+        phaseCount = 0;
+        call = null;
+        answered = null;
+        streamingHead = false;
+        body.reset();
+        answerHead = null;
+        answerBody = null;
+        answerEnd = false;
+        early = null;
+        relayed = false;
+        finished = false;
+        status = 0;
+        bytesOut = 0;
+        reusable = true;
     }
 
     @Override
@@ -102,14 +133,6 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
         stack.collaborator().carry(this);
     }
 
-    /** Phase {@code failed} refused the request: nothing was sent anywhere, so what is left of its body is dropped. */
-    private void refuse(int failed, ExchangeError e) {
-        phaseCount = failed;
-        over(e, e.status(), true, e.kind());
-        downstream.answerError(this, e, true);
-        downstream.done(this, e.status() == 400); // a bad head: its framing cannot be trusted
-    }
-
     @Override
     public EventLoop loop() {
         return downstream.loop();
@@ -117,7 +140,11 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
 
     @Override
     public Future<?> admit() { // on the loop (always, with the event-loop Collaborator) a step costs no lambda
-        return loop().inEventLoop() ? admitOnLoop() : Exchange.onLoop(loop(), this::admitOnLoop);
+        if (loop().inEventLoop()) {
+            return admitOnLoop();
+        }
+        reusable = false; // a virtual thread holds this exchange until it ends
+        return Exchange.onLoop(loop(), this::admitOnLoop);
     }
 
     private Future<?> admitOnLoop() {
@@ -133,6 +160,7 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
         if (f.isDone()) {
             admitted(f.getNow());
         } else {
+            reusable = false; // the queue's listener holds this exchange until it is served or times out
             f.addListener(x -> admitted(f.getNow()));
         }
         return f;
@@ -164,6 +192,7 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
         if (f.isDone()) {
             connected(target, f);
         } else {
+            reusable = false; // the dial's listener holds this exchange
             f.addListener(x -> connected(target, f));
         }
         return f;
@@ -202,6 +231,9 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
      */
     private void sendHead() {
         boolean end = body.wholeForHead();
+        if (!end) {
+            reusable = false; // the body follows the head: the upstream call may still hold this exchange at the end
+        }
         ByteBuf first = body.forHead(end && stack.retries() && policy.retry().attempts() > 1);
         for (Phase p : stack.phases()) {
             p.onSend(this);
@@ -286,7 +318,7 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
     }
 
     /** Tells every phase how an attempt ended; true if one asks for another attempt and one is possible. */
-    private boolean attempt(int code, boolean unprocessed, Throwable failure) {
+    boolean attempt(int code, boolean unprocessed, Throwable failure) {
         boolean again = false;
         for (Phase p : stack.phases()) {
             again |= p.onAttempt(this, code, unprocessed, failure);
@@ -313,6 +345,7 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
             finish(false);
             return;
         }
+        reusable = false; // a streamed answer: the downstream's write listeners hold this exchange
         if (early != null) {
             early.drain(this::answerData);
         }
@@ -327,6 +360,7 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
         if (!relayed) {
             if (early == null) {
                 early = new EarlyAnswer(); // the virtual-thread Collaborator has not relayed the head yet
+                reusable = false;
             }
             early.add(body, end);
             return;
@@ -351,53 +385,14 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
         }
     }
 
-    @Override
-    public void onReset(String reason, boolean refused) {
-        if (finished) {
-            return;
-        }
-        stack.metrics().streamsReset.increment();
-        call = null;
-        if (!relayed) {
-            fail(new Failures.UpstreamReset(reason, refused));
-            return;
-        }
-        // The answer already started; all that is left is to signal truncation.
-        downstream.abortAnswer(this);
-        over(null, stack.toApp() ? 502 : status, stack.toApp(), stack.toApp() ? "app-reset" : "upstream-reset");
-        downstream.done(this, true);
-    }
+    /** Phase {@code failed} refused the request: nothing was sent anywhere, so what is left of its body is dropped. */
+    abstract void refuse(int failed, ExchangeError e);
 
-    @Override
-    public void onError(ExchangeError error) {
-        if (finished) {
-            return;
-        }
-        call = null;
-        if (!relayed) {
-            fail(error);
-        } else {
-            onReset(error.getMessage(), false); // the answer had started: all that is left is to cut it
-        }
-    }
+    /** The attempt that just ended gets another: its slot and call are given back, and the Collaborator starts over. */
+    abstract void retry();
 
-    @Override
-    public void fail(Throwable cause) {
-        if (finished || cause == Failures.SUPERSEDED || cause == Failures.ABANDONED) {
-            return;
-        }
-        boolean unprocessed = Failures.unprocessed(cause);
-        if (attempt(0, unprocessed, cause)) {
-            retry();
-            return;
-        }
-        ExchangeError e = Failures.toError(cause, this);
-        cancelCall();
-        over(e, e.status(), true, e.kind());
-        // Part of the body may have gone upstream, and the rest is unread: HTTP/1.1 cannot skip it safely.
-        downstream.answerError(this, e, body.complete());
-        downstream.done(this, !body.complete());
-    }
+    /** The downstream ended it first (gone: 499; body refused: 408, 400): stop the upstream work, record it so. */
+    public abstract void abort(int status, String kind);
 
     /** The answer's last byte went downstream. */
     private void finish(boolean close) {
@@ -413,52 +408,19 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
         // (bounded by --body-timeout). Closing with the client's bytes unread makes the kernel reset the connection,
         // and the client can lose the answer it was just sent (seen under load: a 403 lost, "no bytes").
         downstream.done(this, close);
-    }
-
-    /** The downstream ended it first (gone: 499; body refused: 408, 400): stop the upstream work, record it so. */
-    public void abort(int status, String kind) {
-        if (finished) {
-            return;
+        if (reusable && attempts == 1 && body.complete()) {
+            // The straight way, ended: the downstream let go in done(), no listener holds it. A spare once this task
+            // has run (ExchangeSpares); every other exchange is the garbage collector's.
+            reusable = false;
+            ExchangeSpares.ofThisLoop().giveBack(this, loop());
         }
-        cancelCall();
-        if (answered != null) {
-            answered.tryFailure(Failures.ABANDONED);
-        }
-        over(null, relayed ? 499 : status, false, relayed ? "downstream-closed" : kind); // answer begun: cut short
-    }
-
-    private void retry() {
-        attempts++;
-        lastEndpoint = endpoint != null ? endpoint : lastEndpoint;
-        cancelCall();
-        releaseSlot();
-        if (answered != null) {
-            answered.tryFailure(Failures.SUPERSEDED); // ends the previous attempt's Collaborator chain
-        }
-        answered = null;
-        sentNanos = 0;
-        streamingHead = false;
-        stack.collaborator().carry(this);
-    }
-
-    /** The deadline passed before the answer started: cancel upstream (frees its slot there too) and say 504. */
-    @Override
-    protected void expired() {
-        if (finished || relayed) {
-            return;
-        }
-        Failures.Timeout t = new Failures.Timeout(stack.toApp());
-        if (answered != null) {
-            answered.tryFailure(t);
-        }
-        fail(t);
     }
 
     /**
      * The exchange is over, with {@code code} sent downstream: ends it once (phases, buffers, slot), counts it and
      * ends its trace. {@code meshError}: the sidecar made the status; {@code kind}: its x-weft-error, or null.
      */
-    private void over(ExchangeError error, int code, boolean meshError, String kind) {
+    void over(ExchangeError error, int code, boolean meshError, String kind) {
         finished = true;
         end(error);
         stack.traffic().finished(code, start, meshError);
@@ -477,7 +439,7 @@ public final class ProxyExchange extends ExchangeContext implements Exchange, Up
         releasePending();
     }
 
-    private void cancelCall() {
+    void cancelCall() {
         if (call != null) {
             UpstreamCall c = call;
             call = null;

@@ -9,7 +9,7 @@ import java.util.ArrayDeque;
 
 /**
  * One exchange's request body on its way upstream: the pieces read but not yet sent, the credit owed to the
- * downstream for pieces sent, and a copy of a whole small body kept for a retry.
+ * downstream for pieces sent, and a whole small body kept for a retry.
  *
  * <p>Thread: the exchange's loop. Buffers: pieces are owned here from {@link #add} until given to the upstream call
  * (which then owns them) or released by {@link #release}; so is the kept copy.
@@ -23,8 +23,22 @@ final class RequestBody {
     private ArrayDeque<ByteBuf> more;
     private boolean complete;
     private int uncredited;
+    /**
+     * A whole body a retry may send again: the first attempt's own buffer, retained, and where its bytes are. The
+     * first attempt sends the buffer itself, whose reader index its writer moves; a retry sends a view of the same
+     * bytes by absolute index ({@link #forHead}), so no view is made for the usual request, which is sent once.
+     */
     private ByteBuf kept;
+    private int keptIndex;
+    private int keptLength;
     private long sent;
+
+    /** Empty again, for the next request of a reused exchange; call after {@link #release}. */
+    void reset() {
+        complete = false;
+        uncredited = 0;
+        sent = 0;
+    }
 
     boolean complete() {
         return complete;
@@ -77,14 +91,16 @@ final class RequestBody {
      */
     ByteBuf forHead(boolean keep) {
         if (kept != null) {
-            return kept.retainedDuplicate(); // a retry resends the body kept from the first attempt
+            return kept.retainedSlice(keptIndex, keptLength); // a retry resends the body kept from the first attempt
         }
         if (!wholeForHead() || first == null) {
             return Unpooled.EMPTY_BUFFER;
         }
         ByteBuf body = poll();
         if (keep) {
-            kept = body.retainedDuplicate();
+            kept = body.retain();
+            keptIndex = body.readerIndex();
+            keptLength = body.readableBytes();
         }
         sent += body.readableBytes(); // no credit: the body is complete, the downstream sends no more
         return body;

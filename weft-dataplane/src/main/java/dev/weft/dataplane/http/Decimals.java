@@ -11,6 +11,11 @@ import io.netty.util.concurrent.FastThreadLocal;
  * <p>Bounded: {@link #SLOTS} numbers per thread, placed by value (a new number replaces the one in its slot), so a
  * number that differs every time only evicts. Entries are immutable Strings.
  *
+ * <p>Why not {@code dev.weft.protocol.StringCache}, the decoders' recent Strings: that one is found by bytes, and a
+ * number has none until its digits are written out and hashed, most of what {@code Long.toString} costs; here a hit
+ * is one {@code long} compared. And these numbers are made by writers (a phase, an upstream call) that hold no
+ * decoder, so the table is the thread's, not a connection's.
+ *
  * <p>Thread: any; each thread has its own table (an indexed slot on Netty's Worker threads). No buffers.
  */
 public final class Decimals {

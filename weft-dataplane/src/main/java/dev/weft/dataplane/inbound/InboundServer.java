@@ -87,6 +87,9 @@ public final class InboundServer implements AutoCloseable {
                     protected void initChannel(Channel ch) {
                         metrics.meshConnectionsAccepted.increment();
                         connections.add(ch);
+                        // For the HTTP/1.1 branch, which keeps it: a connection's answers written during one
+                        // read go out in one flush, and so do those written outside a read. The WMP branches put
+                        // their session's own setting in its place (installWmp, installTls).
                         ch.pipeline().addLast("flush", new FlushConsolidationHandler(64, true));
                         ch.pipeline().addLast("detect", new ProtocolDetector());
                     }
@@ -95,7 +98,18 @@ public final class InboundServer implements AutoCloseable {
         return (InetSocketAddress) listener.localAddress();
     }
 
-    /** @param caller the peer's verified identity on an mTLS connection, null on a plaintext one */
+    /** Plaintext WMP: the flush consolidation the connection started with becomes the session's. */
+    private void installPlaintextWmp(ChannelPipeline p) {
+        p.replace("flush", "flush", MeshSession.flushConsolidation());
+        installWmp(p, null);
+    }
+
+    /**
+     * The WMP handlers, above the session's flush consolidation (put there by {@link #installPlaintextWmp} or
+     * {@link #installTls}).
+     *
+     * @param caller the peer's verified identity on an mTLS connection, null on a plaintext one
+     */
     private void installWmp(ChannelPipeline p, PeerIdentity caller) {
         Channel ch = p.channel();
         String peer = String.valueOf(ch.remoteAddress()); // once per connection, not per request
@@ -107,12 +121,13 @@ public final class InboundServer implements AutoCloseable {
 
     /**
      * TLS first, WMP inside after the handshake. The flush consolidation moves above TLS, so that the WMP frames of
-     * one read are encrypted into few records instead of one record per frame.
+     * one read are encrypted into few records instead of one record per frame; it is the session's from the start,
+     * because TLS here carries nothing but WMP (the gate refuses any other ALPN).
      */
     private void installTls(ChannelPipeline p, SslHandler ssl) {
         p.remove("flush");
         p.addLast("tls", ssl);
-        p.addLast("flush", new FlushConsolidationHandler(64, true));
+        p.addLast("flush", MeshSession.flushConsolidation());
         p.addLast("tls-gate", new InboundTlsGate(tls, String.valueOf(p.channel().remoteAddress()), this::installWmp));
     }
 
@@ -176,7 +191,7 @@ public final class InboundServer implements AutoCloseable {
                         + "; --mtls strict takes only mTLS on the inbound port");
                 return;
             } else if (first == WmpWire.MAGIC) {
-                installWmp(p, null);
+                installPlaintextWmp(p);
             } else {
                 installHttp(p);
             }

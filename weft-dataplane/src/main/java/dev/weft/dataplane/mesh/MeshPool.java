@@ -12,7 +12,6 @@ import io.netty.channel.ChannelFuture;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
-import io.netty.handler.flush.FlushConsolidationHandler;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
@@ -177,7 +176,7 @@ public final class MeshPool implements AutoCloseable {
                         if (ssl[0] != null) {
                             ch.pipeline().addLast("tls", ssl[0]);
                         }
-                        ch.pipeline().addLast("flush", new FlushConsolidationHandler(64, true));
+                        ch.pipeline().addLast("flush", MeshSession.flushConsolidation());
                         WmpCodec.install(ch.pipeline(), limits, codecMetrics);
                         ch.pipeline().addLast("idle", MeshSession.heartbeat());
                         ch.pipeline().addLast("session", session);

@@ -59,7 +59,7 @@ public final class MeshSession extends ChannelDuplexHandler {
 
     /** Frames written and not flushed yet; see {@link #write}. */
     static final int FLUSH_AFTER_FRAMES = 64;
-    /** Whether {@link #write} defers flushes (the pipeline had a FlushConsolidationHandler: every real one). */
+    /** Whether {@link #write} defers flushes: the pipeline has {@link #flushConsolidation()} (every real one does). */
     private boolean consolidates;
     private int unflushed;
     private boolean flushQueued;
@@ -111,17 +111,22 @@ public final class MeshSession extends ChannelDuplexHandler {
         return channel != null && channel.isActive() && !goingAway && nextStreamId > 0;
     }
 
+    /**
+     * The flush consolidation a WMP connection's pipeline carries below its codec, as {@code MeshPool} and
+     * {@code InboundServer} install it: it gathers the flushes made during a read, up to one per read, and leaves
+     * those made outside a read to this session, which consolidates them itself (see {@link #write}) without the
+     * task object per flush that Netty's handler would make for them.
+     */
+    public static FlushConsolidationHandler flushConsolidation() {
+        return new FlushConsolidationHandler(FLUSH_AFTER_FRAMES, false);
+    }
+
     @Override
     public void handlerAdded(ChannelHandlerContext ctx) {
         channel = ctx.channel();
-        // This session consolidates its own flushes outside reads (see write); Netty's handler would make a task
-        // object per flush for them. It still gathers the flushes made during a read, up to one per read.
-        // Without that handler (a pipeline made by hand, as in tests) every frame is flushed as it is written.
-        FlushConsolidationHandler flush = ctx.pipeline().get(FlushConsolidationHandler.class);
-        if (flush != null) {
-            ctx.pipeline().replace(flush, "flush", new FlushConsolidationHandler(FLUSH_AFTER_FRAMES, false));
-            consolidates = true;
-        }
+        // Without a consolidating handler (a pipeline made by hand, as in some tests) every frame is flushed as it
+        // is written: nothing would gather the flushes made during a read.
+        consolidates = ctx.pipeline().get(FlushConsolidationHandler.class) != null;
     }
 
     /** Opens a stream on the dialling side. Stream ids are never reused on a connection. */

@@ -1,8 +1,7 @@
 package dev.weft.dataplane.resilience;
 
+import dev.weft.dataplane.authz.AuthorizationDocument;
 import dev.weft.dataplane.authz.AuthorizationPolicy;
-import dev.weft.registry.ServiceNames;
-import dev.weft.registry.support.Durations;
 import org.snakeyaml.engine.v2.api.LoadSettings;
 import org.snakeyaml.engine.v2.api.lowlevel.Compose;
 import org.snakeyaml.engine.v2.api.lowlevel.Parse;
@@ -14,25 +13,22 @@ import org.snakeyaml.engine.v2.exceptions.YamlEngineException;
 import org.snakeyaml.engine.v2.nodes.MappingNode;
 import org.snakeyaml.engine.v2.nodes.Node;
 import org.snakeyaml.engine.v2.nodes.NodeTuple;
-import org.snakeyaml.engine.v2.nodes.ScalarNode;
 import org.snakeyaml.engine.v2.nodes.SequenceNode;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.function.UnaryOperator;
-import java.util.regex.Pattern;
 
 /**
  * Reads a policy file (YAML, written by hand) into one {@link ServicePolicy} per service. The whole document is
  * refused at the first mistake, with the file, line, key and the expected form, because a half-applied policy is
  * worse than none. Keys use dashes; every key is optional and has the default of {@link ServicePolicy#DEFAULT}.
- * docs/configuration.md lists them all.
+ * docs/configuration.md lists them all. The {@code authorization} section is authorization's own
+ * ({@link AuthorizationDocument}); the values of both are read by {@link PolicyYaml}.
  *
  * <pre>
  * services:
@@ -62,9 +58,11 @@ public final class PolicyDocument {
     private static final Set<String> ROUTE_KEYS = Set.of("name", "match", "timeout", "retries", "rate-limit");
 
     private final String file;
+    private final PolicyYaml yaml;
 
     private PolicyDocument(String file) {
         this.file = file;
+        this.yaml = new PolicyYaml(file);
     }
 
     /**
@@ -75,12 +73,12 @@ public final class PolicyDocument {
         return new PolicyDocument(file).parse(yaml);
     }
 
-    private Map<String, ServicePolicy> parse(String yaml) throws PolicyException {
+    private Map<String, ServicePolicy> parse(String text) throws PolicyException {
         Node root;
         try {
             LoadSettings settings = LoadSettings.builder().setLabel(file).build();
-            checkDepth(settings, yaml);
-            root = new Compose(settings).composeString(yaml).orElse(null);
+            checkDepth(settings, text);
+            root = new Compose(settings).composeString(text).orElse(null);
         } catch (YamlEngineException | IllegalArgumentException e) {
             // snakeyaml-engine refuses some malformed input outside its own exception type: a tag such as "!%0"
             // decodes to one it will not build a Tag from (IllegalArgumentException; found by PolicyDocumentFuzzTest).
@@ -89,17 +87,17 @@ public final class PolicyDocument {
         if (root == null) {
             throw new PolicyException(file + ": empty policy document (expected a 'services:' mapping)");
         }
-        Map<String, Node> top = mapping(root, "the document", Set.of("services"));
+        Map<String, Node> top = yaml.mapping(root, "the document", Set.of("services"));
         Node services = top.get("services");
         if (services == null) {
-            throw error(root, "services", "a 'services:' mapping of service name to policy");
+            throw yaml.error(root, "services", "a 'services:' mapping of service name to policy");
         }
         Map<String, ServicePolicy> out = new LinkedHashMap<>();
-        MappingNode m = asMapping(services, "services");
+        MappingNode m = yaml.asMapping(services, "services");
         for (NodeTuple t : m.getValue()) {
-            String name = scalar(t.getKeyNode(), "services", "a service name");
+            String name = yaml.scalar(t.getKeyNode(), "services", "a service name");
             if (!name.equals("*") && !name.matches("[a-z0-9][a-z0-9._-]*")) {
-                throw error(t.getKeyNode(), "services." + name, "a service name of lower-case letters, digits, '.', '_', '-', or '*'");
+                throw yaml.error(t.getKeyNode(), "services." + name, "a service name of lower-case letters, digits, '.', '_', '-', or '*'");
             }
             out.put(name, service("services." + name, t.getValueNode()));
         }
@@ -115,9 +113,9 @@ public final class PolicyDocument {
      * the sidecar's policy watch rather than refuse one document (found while writing PolicyDocumentFuzzTest). The parser's
      * events come from a state machine, not recursion, so counting them is safe at any depth.
      */
-    private void checkDepth(LoadSettings settings, String yaml) throws PolicyException {
+    private void checkDepth(LoadSettings settings, String text) throws PolicyException {
         int depth = 0;
-        for (Event e : new Parse(settings).parseString(yaml)) {
+        for (Event e : new Parse(settings).parseString(text)) {
             if (e instanceof CollectionStartEvent) {
                 if (++depth > MAX_DEPTH) {
                     int line = e.getStartMark().map(Mark::getLine).orElse(-1) + 1;
@@ -131,9 +129,9 @@ public final class PolicyDocument {
     }
 
     private ServicePolicy service(String path, Node node) throws PolicyException {
-        Map<String, Node> keys = mapping(node, path, SERVICE_KEYS);
+        Map<String, Node> keys = yaml.mapping(node, path, SERVICE_KEYS);
         ServicePolicy d = ServicePolicy.DEFAULT;
-        Duration timeout = keys.containsKey("timeout") ? duration(keys.get("timeout"), path + ".timeout") : d.timeout();
+        Duration timeout = keys.containsKey("timeout") ? yaml.duration(keys.get("timeout"), path + ".timeout") : d.timeout();
         ServicePolicy.RetryPolicy retry = keys.containsKey("retries") ? retries(keys.get("retries"), path + ".retries", d.retry()) : d.retry();
         ServicePolicy.OutlierPolicy outlier = keys.containsKey("outlier-detection")
                 ? outlier(keys.get("outlier-detection"), path + ".outlier-detection") : d.outlier();
@@ -149,7 +147,7 @@ public final class PolicyDocument {
         int maxConnections = keys.containsKey("circuit-breaker")
                 ? circuitBreaker(keys.get("circuit-breaker"), path + ".circuit-breaker") : d.maxConnections();
         AuthorizationPolicy authz = keys.containsKey("authorization")
-                ? authorization(keys.get("authorization"), path + ".authorization") : AuthorizationPolicy.NONE;
+                ? AuthorizationDocument.parse(yaml, keys.get("authorization"), path + ".authorization") : AuthorizationPolicy.NONE;
         ServicePolicy.Slo slo = keys.containsKey("slo") ? slo(keys.get("slo"), path + ".slo") : null;
         ServicePolicy base = new ServicePolicy(timeout, retry, outlier, rate[0], (int) rate[1], rate[2], List.of(),
                 limit, maxConnections, outboundLimit, authz, slo);
@@ -159,112 +157,13 @@ public final class PolicyDocument {
         List<ServicePolicy.Route> routes = new ArrayList<>();
         Node rn = keys.get("routes");
         if (!(rn instanceof SequenceNode seq)) {
-            throw error(rn, path + ".routes", "a list of routes (- name: ..., match: {...})");
+            throw yaml.error(rn, path + ".routes", "a list of routes (- name: ..., match: {...})");
         }
         for (int i = 0; i < seq.getValue().size(); i++) {
             routes.add(route(path + ".routes[" + i + "]", seq.getValue().get(i), base));
         }
         return new ServicePolicy(timeout, retry, outlier, rate[0], (int) rate[1], rate[2], routes, limit,
                 maxConnections, outboundLimit, authz, slo);
-    }
-
-    // --- authorization: who may call the service (docs/security.md, "Authorization") ---
-
-    private static final Pattern RULE_NAME = Pattern.compile("[a-z0-9][a-z0-9._-]{0,62}");
-    private static final Pattern METHOD = Pattern.compile("[A-Za-z][A-Za-z-]{0,31}");
-    /** spiffe://TRUST-DOMAIN/service/NAME, the form the control plane's CA issues (docs/security.md). */
-    private static final Pattern SPIFFE_ID =
-            Pattern.compile("spiffe://[a-z0-9._-]{1,255}/service/([A-Za-z0-9][A-Za-z0-9._-]*)");
-    /** A path prefix: origin form in visible ASCII without the query, and nothing {@code AuthorizationPolicy} would call ambiguous. */
-    private static final Pattern PATH_PREFIX = Pattern.compile("/[\\x21-\\x7e&&[^?#]]{0,1023}");
-
-    private AuthorizationPolicy authorization(Node node, String path) throws PolicyException {
-        Map<String, Node> k = mapping(node, path, Set.of("default", "rules"));
-        boolean defaultAllow = !k.containsKey("default") || action(k.get("default"), path + ".default")
-                == AuthorizationPolicy.Action.ALLOW;
-        List<AuthorizationPolicy.Rule> rules = new ArrayList<>();
-        if (k.containsKey("rules")) {
-            Node rn = k.get("rules");
-            if (!(rn instanceof SequenceNode seq)) {
-                throw error(rn, path + ".rules", "a list of rules (- name: ..., action: allow|deny, from: [...])");
-            }
-            Set<String> names = new HashSet<>();
-            for (int i = 0; i < seq.getValue().size(); i++) {
-                String rp = path + ".rules[" + i + "]";
-                Node r = seq.getValue().get(i);
-                AuthorizationPolicy.Rule rule = authzRule(rp, r);
-                if (!names.add(rule.name())) {
-                    throw error(r, rp + ".name", "a rule name used once in the service (duplicate '" + rule.name() + "')");
-                }
-                rules.add(rule);
-            }
-        }
-        return AuthorizationPolicy.of(defaultAllow, rules);
-    }
-
-    private AuthorizationPolicy.Rule authzRule(String path, Node node) throws PolicyException {
-        Map<String, Node> k = mapping(node, path, Set.of("name", "action", "from", "paths", "methods"));
-        String nameExpected = "a rule name of lower-case letters, digits, '.', '_', '-' (at most 63; it labels "
-                + "weft_authz_denied_total), not '" + AuthorizationPolicy.DEFAULT_RULE + "'";
-        if (!k.containsKey("name")) {
-            throw error(node, path + ".name", nameExpected);
-        }
-        String name = scalar(k.get("name"), path + ".name", nameExpected);
-        if (!RULE_NAME.matcher(name).matches() || name.equals(AuthorizationPolicy.DEFAULT_RULE)) {
-            throw error(k.get("name"), path + ".name", nameExpected + " (got '" + name + "')");
-        }
-        if (!k.containsKey("action")) {
-            throw error(node, path + ".action", "allow or deny");
-        }
-        AuthorizationPolicy.Action action = action(k.get("action"), path + ".action");
-        List<String> from = k.containsKey("from") ? list(k.get("from"), path + ".from",
-                "\"*\", a service name or spiffe://TRUST-DOMAIN/service/NAME", PolicyDocument::caller) : null;
-        List<String> paths = k.containsKey("paths") ? list(k.get("paths"), path + ".paths",
-                "a path prefix starting with / (no query, '%', ';', '\\', '//', '.' or '..' segment)",
-                v -> PATH_PREFIX.matcher(v).matches() && !AuthorizationPolicy.ambiguous(v) ? v : null) : null;
-        List<String> methods = k.containsKey("methods") ? list(k.get("methods"), path + ".methods",
-                "an HTTP method such as GET", v -> METHOD.matcher(v).matches() ? v.toUpperCase(Locale.ROOT) : null) : null;
-        return new AuthorizationPolicy.Rule(name, action, from, paths, methods);
-    }
-
-    /** A caller as a rule names it: "*", a service name, or a SPIFFE ID naming a service; null if none of these. */
-    private static String caller(String v) {
-        if (v.equals("*") || ServiceNames.isValid(v)) {
-            return v;
-        }
-        var m = SPIFFE_ID.matcher(v);
-        return m.matches() && ServiceNames.isValid(m.group(1)) ? v : null;
-    }
-
-    private AuthorizationPolicy.Action action(Node node, String path) throws PolicyException {
-        String v = scalar(node, path, "allow or deny");
-        return switch (v) {
-            case "allow" -> AuthorizationPolicy.Action.ALLOW;
-            case "deny" -> AuthorizationPolicy.Action.DENY;
-            default -> throw error(node, path, "allow or deny (got '" + v + "')");
-        };
-    }
-
-    /**
-     * A non-empty list of scalars, each checked by {@code check} (which returns the value to keep, or null to refuse
-     * it). A key left out means "any"; an empty list would mean "none", which no one writes on purpose.
-     */
-    private List<String> list(Node node, String path, String expected,
-                              UnaryOperator<String> check) throws PolicyException {
-        if (!(node instanceof SequenceNode seq) || seq.getValue().isEmpty()) {
-            throw error(node, path, "a non-empty list of " + expected + ", such as [a, b] (leave the key out for any)");
-        }
-        List<String> out = new ArrayList<>();
-        for (int i = 0; i < seq.getValue().size(); i++) {
-            Node item = seq.getValue().get(i);
-            String v = scalar(item, path + "[" + i + "]", expected);
-            String kept = check.apply(v);
-            if (kept == null) {
-                throw error(item, path + "[" + i + "]", expected + " (got '" + v + "')");
-            }
-            out.add(kept);
-        }
-        return out;
     }
 
     /**
@@ -274,68 +173,68 @@ public final class PolicyDocument {
      */
     private ServicePolicy.ConcurrencyLimit concurrencyLimit(Node node, String path, ServicePolicy.ConcurrencyLimit d,
                                                             String maxZero) throws PolicyException {
-        Map<String, Node> k = mapping(node, path, Set.of("adaptive", "min", "max", "initial"));
-        boolean adaptive = k.containsKey("adaptive") ? bool(k.get("adaptive"), path + ".adaptive") : d.adaptive();
-        int min = k.containsKey("min") ? integer(k.get("min"), path + ".min", 1, 100_000) : d.min();
-        int max = k.containsKey("max") ? integer(k.get("max"), path + ".max", 0, 100_000) : d.max();
-        int initial = k.containsKey("initial") ? integer(k.get("initial"), path + ".initial", 0, 100_000) : d.initial();
+        Map<String, Node> k = yaml.mapping(node, path, Set.of("adaptive", "min", "max", "initial"));
+        boolean adaptive = k.containsKey("adaptive") ? yaml.bool(k.get("adaptive"), path + ".adaptive") : d.adaptive();
+        int min = k.containsKey("min") ? yaml.integer(k.get("min"), path + ".min", 1, 100_000) : d.min();
+        int max = k.containsKey("max") ? yaml.integer(k.get("max"), path + ".max", 0, 100_000) : d.max();
+        int initial = k.containsKey("initial") ? yaml.integer(k.get("initial"), path + ".initial", 0, 100_000) : d.initial();
         if (max != 0 && max < min) {
-            throw error(k.get("max"), path + ".max", "a maximum of at least min (" + min + "), or 0 for " + maxZero);
+            throw yaml.error(k.get("max"), path + ".max", "a maximum of at least min (" + min + "), or 0 for " + maxZero);
         }
         return new ServicePolicy.ConcurrencyLimit(adaptive, min, max, initial);
     }
 
     /** {@code slo: {p99: 200ms, error-rate: 1%}}: at least one of the two; a p99 above zero, a rate of 0-100%. */
     private ServicePolicy.Slo slo(Node node, String path) throws PolicyException {
-        Map<String, Node> k = mapping(node, path, Set.of("p99", "error-rate"));
+        Map<String, Node> k = yaml.mapping(node, path, Set.of("p99", "error-rate"));
         if (k.isEmpty()) {
-            throw error(node, path, "p99 and/or error-rate, e.g. {p99: 200ms, error-rate: 1%}");
+            throw yaml.error(node, path, "p99 and/or error-rate, e.g. {p99: 200ms, error-rate: 1%}");
         }
         Duration p99 = null;
         if (k.containsKey("p99")) {
-            p99 = duration(k.get("p99"), path + ".p99");
+            p99 = yaml.duration(k.get("p99"), path + ".p99");
             if (p99.isZero()) {
-                throw error(k.get("p99"), path + ".p99", "a latency above zero, such as 200ms");
+                throw yaml.error(k.get("p99"), path + ".p99", "a latency above zero, such as 200ms");
             }
         }
         Double rate = null;
         if (k.containsKey("error-rate")) {
-            rate = percent(k.get("error-rate"), path + ".error-rate");
+            rate = yaml.percent(k.get("error-rate"), path + ".error-rate");
             if (rate > 1) {
-                throw error(k.get("error-rate"), path + ".error-rate", "a percentage from 0% to 100%, such as 1%");
+                throw yaml.error(k.get("error-rate"), path + ".error-rate", "a percentage from 0% to 100%, such as 1%");
             }
         }
         return new ServicePolicy.Slo(p99, rate);
     }
 
     private int circuitBreaker(Node node, String path) throws PolicyException {
-        Map<String, Node> k = mapping(node, path, Set.of("max-connections"));
+        Map<String, Node> k = yaml.mapping(node, path, Set.of("max-connections"));
         return k.containsKey("max-connections")
-                ? integer(k.get("max-connections"), path + ".max-connections", 0, 1_000_000)
+                ? yaml.integer(k.get("max-connections"), path + ".max-connections", 0, 1_000_000)
                 : ServicePolicy.DEFAULT_MAX_CONNECTIONS;
     }
 
     private ServicePolicy.Route route(String path, Node node, ServicePolicy base) throws PolicyException {
-        Map<String, Node> keys = mapping(node, path, ROUTE_KEYS);
+        Map<String, Node> keys = yaml.mapping(node, path, ROUTE_KEYS);
         if (!keys.containsKey("name")) {
-            throw error(node, path + ".name", "a route name (it labels the route's metrics)");
+            throw yaml.error(node, path + ".name", "a route name (it labels the route's metrics)");
         }
-        String name = scalar(keys.get("name"), path + ".name", "a route name");
+        String name = yaml.scalar(keys.get("name"), path + ".name", "a route name");
         String prefix = null;
         String method = null;
         if (keys.containsKey("match")) {
-            Map<String, Node> match = mapping(keys.get("match"), path + ".match", Set.of("path-prefix", "method"));
+            Map<String, Node> match = yaml.mapping(keys.get("match"), path + ".match", Set.of("path-prefix", "method"));
             if (match.containsKey("path-prefix")) {
-                prefix = scalar(match.get("path-prefix"), path + ".match.path-prefix", "a path starting with /");
+                prefix = yaml.scalar(match.get("path-prefix"), path + ".match.path-prefix", "a path starting with /");
                 if (!prefix.startsWith("/")) {
-                    throw error(match.get("path-prefix"), path + ".match.path-prefix", "a path starting with /");
+                    throw yaml.error(match.get("path-prefix"), path + ".match.path-prefix", "a path starting with /");
                 }
             }
             if (match.containsKey("method")) {
-                method = scalar(match.get("method"), path + ".match.method", "an HTTP method such as GET").toUpperCase(Locale.ROOT);
+                method = yaml.scalar(match.get("method"), path + ".match.method", "an HTTP method such as GET").toUpperCase(Locale.ROOT);
             }
         }
-        Duration timeout = keys.containsKey("timeout") ? duration(keys.get("timeout"), path + ".timeout") : base.timeout();
+        Duration timeout = keys.containsKey("timeout") ? yaml.duration(keys.get("timeout"), path + ".timeout") : base.timeout();
         ServicePolicy.RetryPolicy retry = keys.containsKey("retries") ? retries(keys.get("retries"), path + ".retries", base.retry()) : base.retry();
         double[] rate = keys.containsKey("rate-limit") ? rate(keys.get("rate-limit"), path + ".rate-limit")
                 : new double[] {0, 0, 0};
@@ -346,125 +245,32 @@ public final class PolicyDocument {
     }
 
     private ServicePolicy.RetryPolicy retries(Node node, String path, ServicePolicy.RetryPolicy d) throws PolicyException {
-        Map<String, Node> k = mapping(node, path, Set.of("attempts", "budget", "min-per-second", "on-5xx"));
-        int attempts = k.containsKey("attempts") ? integer(k.get("attempts"), path + ".attempts", 1, 10) : d.attempts();
-        double budget = k.containsKey("budget") ? percent(k.get("budget"), path + ".budget") : d.budgetRatio();
-        double min = k.containsKey("min-per-second") ? number(k.get("min-per-second"), path + ".min-per-second", 0, 1e6) : d.minPerSecond();
-        boolean on5xx = k.containsKey("on-5xx") ? bool(k.get("on-5xx"), path + ".on-5xx") : d.retryOn5xx();
+        Map<String, Node> k = yaml.mapping(node, path, Set.of("attempts", "budget", "min-per-second", "on-5xx"));
+        int attempts = k.containsKey("attempts") ? yaml.integer(k.get("attempts"), path + ".attempts", 1, 10) : d.attempts();
+        double budget = k.containsKey("budget") ? yaml.percent(k.get("budget"), path + ".budget") : d.budgetRatio();
+        double min = k.containsKey("min-per-second") ? yaml.number(k.get("min-per-second"), path + ".min-per-second", 0, 1e6) : d.minPerSecond();
+        boolean on5xx = k.containsKey("on-5xx") ? yaml.bool(k.get("on-5xx"), path + ".on-5xx") : d.retryOn5xx();
         return new ServicePolicy.RetryPolicy(attempts, budget, min, on5xx);
     }
 
     private ServicePolicy.OutlierPolicy outlier(Node node, String path) throws PolicyException {
         ServicePolicy.OutlierPolicy d = ServicePolicy.OutlierPolicy.DEFAULT;
-        Map<String, Node> k = mapping(node, path, Set.of("consecutive-failures", "base-ejection", "max-ejection", "max-ejected-percent"));
+        Map<String, Node> k = yaml.mapping(node, path, Set.of("consecutive-failures", "base-ejection", "max-ejection", "max-ejected-percent"));
         return new ServicePolicy.OutlierPolicy(
-                k.containsKey("consecutive-failures") ? integer(k.get("consecutive-failures"), path + ".consecutive-failures", 0, 1000) : d.consecutiveFailures(),
-                k.containsKey("base-ejection") ? duration(k.get("base-ejection"), path + ".base-ejection") : d.baseEjection(),
-                k.containsKey("max-ejection") ? duration(k.get("max-ejection"), path + ".max-ejection") : d.maxEjection(),
-                k.containsKey("max-ejected-percent") ? integer(k.get("max-ejected-percent"), path + ".max-ejected-percent", 0, 100) : d.maxEjectedPercent());
+                k.containsKey("consecutive-failures") ? yaml.integer(k.get("consecutive-failures"), path + ".consecutive-failures", 0, 1000) : d.consecutiveFailures(),
+                k.containsKey("base-ejection") ? yaml.duration(k.get("base-ejection"), path + ".base-ejection") : d.baseEjection(),
+                k.containsKey("max-ejection") ? yaml.duration(k.get("max-ejection"), path + ".max-ejection") : d.maxEjection(),
+                k.containsKey("max-ejected-percent") ? yaml.integer(k.get("max-ejected-percent"), path + ".max-ejected-percent", 0, 100) : d.maxEjectedPercent());
     }
 
     /** @return {requests-per-second, burst, per-caller} */
     private double[] rate(Node node, String path) throws PolicyException {
-        Map<String, Node> k = mapping(node, path, Set.of("requests-per-second", "burst", "per-caller"));
-        double rps = k.containsKey("requests-per-second") ? number(k.get("requests-per-second"), path + ".requests-per-second", 0, 1e9) : 0;
+        Map<String, Node> k = yaml.mapping(node, path, Set.of("requests-per-second", "burst", "per-caller"));
+        double rps = k.containsKey("requests-per-second") ? yaml.number(k.get("requests-per-second"), path + ".requests-per-second", 0, 1e9) : 0;
         // Without a burst, each bucket takes a tenth of its own rate (ServicePolicy.burstFor), the per-caller one too.
-        double burst = k.containsKey("burst") ? integer(k.get("burst"), path + ".burst", 1, 1_000_000) : 0;
-        double perCaller = k.containsKey("per-caller") ? number(k.get("per-caller"), path + ".per-caller", 0, 1e9) : 0;
+        double burst = k.containsKey("burst") ? yaml.integer(k.get("burst"), path + ".burst", 1, 1_000_000) : 0;
+        double perCaller = k.containsKey("per-caller") ? yaml.number(k.get("per-caller"), path + ".per-caller", 0, 1e9) : 0;
         return new double[] {rps, burst, perCaller};
-    }
-
-    // --- scalars, each with an error that says what was expected ---
-
-    private Map<String, Node> mapping(Node node, String path, Set<String> allowed) throws PolicyException {
-        MappingNode m = asMapping(node, path);
-        Map<String, Node> out = new LinkedHashMap<>();
-        for (NodeTuple t : m.getValue()) {
-            String key = scalar(t.getKeyNode(), path, "a key");
-            if (!allowed.contains(key)) {
-                throw error(t.getKeyNode(), path + "." + key, "one of " + new java.util.TreeSet<>(allowed) + " (unknown key '" + key + "')");
-            }
-            if (out.put(key, t.getValueNode()) != null) {
-                throw error(t.getKeyNode(), path + "." + key, "each key once (duplicate '" + key + "')");
-            }
-        }
-        return out;
-    }
-
-    private MappingNode asMapping(Node node, String path) throws PolicyException {
-        if (node instanceof MappingNode m) {
-            return m;
-        }
-        throw error(node, path, "a mapping of keys (key: value)");
-    }
-
-    private String scalar(Node node, String path, String expected) throws PolicyException {
-        if (node instanceof ScalarNode s && !s.getValue().isEmpty()) {
-            return s.getValue();
-        }
-        throw error(node, path, expected);
-    }
-
-    private Duration duration(Node node, String path) throws PolicyException {
-        String v = scalar(node, path, Durations.EXPECTED);
-        try {
-            return Durations.parse(v);
-        } catch (IllegalArgumentException e) {
-            throw error(node, path, Durations.EXPECTED + " (got '" + v.strip() + "')");
-        }
-    }
-
-    private int integer(Node node, String path, int min, int max) throws PolicyException {
-        String v = scalar(node, path, "a whole number");
-        try {
-            int n = Integer.parseInt(v.trim());
-            if (n < min || n > max) {
-                throw new NumberFormatException();
-            }
-            return n;
-        } catch (NumberFormatException e) {
-            throw error(node, path, "a whole number from " + min + " to " + max + " (got '" + v + "')");
-        }
-    }
-
-    private double number(Node node, String path, double min, double max) throws PolicyException {
-        String v = scalar(node, path, "a number");
-        try {
-            double n = Double.parseDouble(v.trim());
-            if (!(n >= min && n <= max)) {
-                throw new NumberFormatException();
-            }
-            return n;
-        } catch (NumberFormatException e) {
-            throw error(node, path, "a number from " + (long) min + " to " + (long) max + " (got '" + v + "')");
-        }
-    }
-
-    private double percent(Node node, String path) throws PolicyException {
-        String v = scalar(node, path, "a percentage such as 20%").trim();
-        try {
-            double p = v.endsWith("%") ? Double.parseDouble(v.substring(0, v.length() - 1)) / 100 : Double.parseDouble(v);
-            if (!(p >= 0 && p <= 10)) {
-                throw new NumberFormatException();
-            }
-            return p;
-        } catch (NumberFormatException e) {
-            throw error(node, path, "a percentage such as 20% (got '" + v + "')");
-        }
-    }
-
-    private boolean bool(Node node, String path) throws PolicyException {
-        String v = scalar(node, path, "true or false").trim().toLowerCase(Locale.ROOT);
-        return switch (v) {
-            case "true", "yes", "on" -> true;
-            case "false", "no", "off" -> false;
-            default -> throw error(node, path, "true or false (got '" + v + "')");
-        };
-    }
-
-    private PolicyException error(Node node, String key, String expected) {
-        int line = node.getStartMark().map(Mark::getLine).orElse(-1) + 1;
-        return new PolicyException(file + ":" + line + ": key '" + key + "': expected " + expected);
     }
 
     /** A refused policy document; the message names file, line, key and the expected form. */

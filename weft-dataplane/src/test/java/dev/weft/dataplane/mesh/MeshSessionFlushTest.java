@@ -2,7 +2,6 @@ package dev.weft.dataplane.mesh;
 
 import dev.weft.protocol.WmpPing;
 import io.netty.channel.embedded.EmbeddedChannel;
-import io.netty.handler.flush.FlushConsolidationHandler;
 import org.junit.jupiter.api.Test;
 
 import java.util.ArrayList;
@@ -20,7 +19,7 @@ class MeshSessionFlushTest {
     private static EmbeddedChannel connection(MeshSession session, boolean consolidating) {
         EmbeddedChannel ch = EmbeddedChannel.builder().build();
         if (consolidating) {
-            ch.pipeline().addLast("flush", new FlushConsolidationHandler(64, true)); // as MeshPool and InboundServer
+            ch.pipeline().addLast("flush", MeshSession.flushConsolidation()); // as MeshPool and InboundServer
         }
         ch.pipeline().addLast("session", session);
         return ch;

@@ -1,6 +1,7 @@
-package dev.weft.dataplane.resilience;
+package dev.weft.dataplane.authz;
 
-import dev.weft.dataplane.authz.AuthorizationPolicy;
+import dev.weft.dataplane.resilience.PolicyDocument;
+import dev.weft.dataplane.resilience.ServicePolicy;
 import org.junit.jupiter.api.Test;
 
 import java.util.Map;
@@ -9,7 +10,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The {@code authorization} section of a policy document: what it accepts, and each way it is refused. */
-class PolicyDocumentAuthorizationTest {
+class AuthorizationDocumentTest {
 
     private static ServicePolicy provider(String section) throws Exception {
         Map<String, ServicePolicy> p = PolicyDocument.parse("p.yaml", "services:\n  provider:\n" + section.indent(4));
