@@ -60,7 +60,11 @@ class BenchReportTest {
                 .contains("capacities 100/200/300 in flight")
                 .contains("| mesh 512: Weft QPS ≥ best of nginx, HAProxy | Weft 7000; nginx n/a; HAProxy 7500 | **no** |")
                 .contains("| mesh 512: Weft proxy CPU µs/req ≤ HAProxy's | 45.0 vs 50.0 | yes |")
-                .contains("| WMP ≥ 40% fewer bytes/request than HTTP/1.1 on the link | 150 vs 300 B (50% fewer) | yes |");
+                .contains("| WMP ≥ 40% fewer bytes/request than HTTP/1.1 on the link | 150 vs 300 B (50% fewer) | yes |")
+                // Issue 15's target, with the peak of each role (VmHWM), the larger of which decides.
+                .contains("| peak RSS (VmHWM) per sidecar ≤ 64 MiB (stretch 48) at 512 connections | consumer side "
+                        + "40 MiB, largest provider side 30 MiB | yes |")
+                .contains("| peak RSS consumer-side MiB | peak RSS provider-side MiB |");
         assertThat(dir.resolve("summary.md")).exists();
         assertThat(dir.resolve("rounds.csv")).content().startsWith(String.join(",", BenchRow.CSV_HEADER))
                 .hasLineCount(1 + 18);
