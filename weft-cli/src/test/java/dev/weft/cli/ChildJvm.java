@@ -28,6 +28,22 @@ final class ChildJvm implements AutoCloseable {
         this.log = log;
     }
 
+    /**
+     * A join token for {@code service} from the control plane at {@code registry}, whose data dir is
+     * {@code dir/control} (its generated admin.token pays for it), in a file for the sidecar's {@code --token-file}:
+     * registering needs credentials (docs/security.md).
+     */
+    static Path tokenFile(Path dir, String registry, String service) throws IOException {
+        try {
+            String token = dev.weft.control.ca.TokenCommand.create(registry, dir.resolve("control")
+                    .resolve(dev.weft.control.ca.AdminToken.FILE), service, Duration.ofHours(1), false).token();
+            return java.nio.file.Files.writeString(java.nio.file.Files.createTempFile(dir, service, ".token"), token);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while making a join token", e);
+        }
+    }
+
     static ChildJvm start(String name, Path dir, String... args) throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(ProcessHandle.current().info().command().orElse("java"));

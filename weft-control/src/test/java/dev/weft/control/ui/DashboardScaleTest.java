@@ -39,7 +39,9 @@ class DashboardScaleTest {
         InetSocketAddress a = control.start(new InetSocketAddress("127.0.0.1", 0), dataDir);
         base = "http://127.0.0.1:" + a.getPort();
         http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-        SyntheticRegistrations.register(base, 200, 10, Duration.ofMinutes(2));
+        SyntheticRegistrations.register(base,
+                dev.weft.registry.auth.ControlCredentials.readToken(dataDir.resolve(dev.weft.control.ca.AdminToken.FILE)), 200, 10,
+                Duration.ofMinutes(2));
     }
 
     @AfterAll
