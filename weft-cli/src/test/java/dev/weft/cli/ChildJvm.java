@@ -45,6 +45,11 @@ final class ChildJvm implements AutoCloseable {
     }
 
     static ChildJvm start(String name, Path dir, String... args) throws IOException {
+        return start(name, dir, null, args);
+    }
+
+    /** @param workDir the process's working directory (what relative defaults such as .weft/control resolve in), or null */
+    static ChildJvm start(String name, Path dir, Path workDir, String... args) throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(ProcessHandle.current().info().command().orElse("java"));
         cmd.addAll(Arrays.asList(System.getProperty("weft.jvm.flags", "").trim().split("\\s+")));
@@ -53,7 +58,11 @@ final class ChildJvm implements AutoCloseable {
         cmd.addAll(Arrays.asList(args));
         cmd.removeIf(String::isEmpty);
         Path log = dir.resolve(name + ".log");
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        ProcessBuilder builder = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
+        if (workDir != null) {
+            builder.directory(workDir.toFile());
+        }
+        Process p = builder.start();
         return new ChildJvm(name, p, log);
     }
 

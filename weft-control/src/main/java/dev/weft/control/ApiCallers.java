@@ -146,7 +146,7 @@ final class ApiCallers {
         if (!RequestSignature.verify(leaf.getPublicKey(), p, method, target, body)) {
             throw new ControlException(401, "invalid-signature", "the signature does not verify with certificate "
                     + leaf.getSerialNumber().toString(16) + "'s key over " + method + " " + pathOf(target)
-                    + " (expected " + RequestSignature.algorithm(leaf.getPublicKey()) + " over the signature base)");
+                    + " (expected SHA256withECDSA, or SHA256withRSA for an RSA key, over the signature base)");
         }
         if (nonces.asMap().putIfAbsent(p.nonce(), Boolean.TRUE) != null) {
             throw new ControlException(401, "replayed-nonce", "nonce " + p.nonce() + " was already used (a signed"

@@ -77,7 +77,7 @@ public final class ControlPlaneOptions {
         String token = ControlCredentials.readToken(file);
         if (token == null) {
             String message = "--admin-token-file " + file + " cannot be read or holds no token";
-            if (spec != null) {
+            if (spec != null && spec.commandLine() != null) {
                 throw new CommandLine.ParameterException(spec.commandLine(), message);
             }
             throw new IllegalArgumentException(message);
