@@ -142,7 +142,8 @@ class DashboardTest {
     @Test
     void aStoredPolicyShowsWithTheServicesItNamesAndEachSidecarsVerdict() throws Exception {
         HttpResponse<String> put = http.send(HttpRequest.newBuilder(URI.create(mesh.base() + "/v1/policies/timeouts"))
-                .header("Authorization", mesh.operatorAuthorization()).PUT(HttpRequest.BodyPublishers.ofString("services:\n  provider:\n    timeout: 2s\n")).build(),
+                .header("Authorization", mesh.operatorAuthorization())
+                .PUT(HttpRequest.BodyPublishers.ofString("services:\n  provider:\n    timeout: 2s\n")).build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(put.statusCode()).isEqualTo(200);
         JsonNode p = await("/v1/ui/policies", j -> j.path("documents").size() == 1 && j.path("sidecars").size() == 4);
@@ -151,7 +152,8 @@ class DashboardTest {
         assertThat(p.path("sidecars")).hasSize(4);
         // A document the sidecars refuse: each keeps its policies and says why, and the page shows it.
         HttpResponse<String> bad = http.send(HttpRequest.newBuilder(URI.create(mesh.base() + "/v1/policies/broken"))
-                .header("Authorization", mesh.operatorAuthorization()).PUT(HttpRequest.BodyPublishers.ofString("services:\n  provider:\n    timeout: soon\n")).build(),
+                .header("Authorization", mesh.operatorAuthorization())
+                .PUT(HttpRequest.BodyPublishers.ofString("services:\n  provider:\n    timeout: soon\n")).build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(bad.statusCode()).isEqualTo(200);
         try {

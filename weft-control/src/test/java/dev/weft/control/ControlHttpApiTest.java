@@ -56,8 +56,7 @@ class ControlHttpApiTest {
         HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
                 .timeout(Duration.ofSeconds(5))
                 // The operator token the control plane generated in its data dir: writes need credentials.
-                .header("Authorization", "Bearer " + dev.weft.registry.auth.ControlCredentials.readToken(
-                        dataDir.resolve(dev.weft.control.ca.AdminToken.FILE)))
+                .header("Authorization", Operator.header(dataDir))
                 .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
                         : HttpRequest.BodyPublishers.ofString(body))
                 .build(), HttpResponse.BodyHandlers.ofString());

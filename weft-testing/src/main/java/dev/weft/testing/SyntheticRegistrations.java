@@ -32,7 +32,8 @@ public final class SyntheticRegistrations {
         String authorization = "Bearer " + operatorToken;
         try (HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
             String lease = http.send(HttpRequest.newBuilder(URI.create(base + "/v1/leases"))
-                    .header("Authorization", authorization).PUT(HttpRequest.BodyPublishers.ofString("{\"ttlMillis\": " + ttl.toMillis() + "}")).build(),
+                    .header("Authorization", authorization)
+                    .PUT(HttpRequest.BodyPublishers.ofString("{\"ttlMillis\": " + ttl.toMillis() + "}")).build(),
                     HttpResponse.BodyHandlers.ofString()).body();
             Matcher m = LEASE.matcher(lease);
             if (!m.find()) {
@@ -43,7 +44,8 @@ public final class SyntheticRegistrations {
                 for (int i = 0; i < perService; i++) {
                     String service = String.format("svc-%03d", s);
                     puts.add(http.sendAsync(HttpRequest.newBuilder(URI.create(base + "/v1/services/" + service
-                            + "/endpoints/" + service + "-" + i)).header("Authorization", authorization).PUT(HttpRequest.BodyPublishers.ofString(
+                            + "/endpoints/" + service + "-" + i)).header("Authorization", authorization)
+                            .PUT(HttpRequest.BodyPublishers.ofString(
                             "{\"host\": \"127.0.0.1\", \"port\": " + (10000 + s * perService + i) + ", \"leaseId\": \""
                                     + m.group(1) + "\"}")).build(), HttpResponse.BodyHandlers.ofString()));
                     if (puts.size() >= 64) {

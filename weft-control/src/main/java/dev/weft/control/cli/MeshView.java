@@ -43,7 +43,8 @@ public final class MeshView implements AutoCloseable {
         }
         String base = Http.base(registry);
         List<Target> targets = new ArrayList<>();
-        JsonNode services = MAPPER.readTree(http.get(URI.create(base + "/v1/services"), authorization)).path("services");
+        JsonNode services = MAPPER.readTree(http.get(URI.create(base + "/v1/services"), authorization))
+                .path("services");
         for (JsonNode s : services) {
             String name = s.path("name").asText();
             JsonNode snapshot = MAPPER.readTree(http.get(URI.create(base + "/v1/services/"

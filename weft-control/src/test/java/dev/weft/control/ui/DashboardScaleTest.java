@@ -39,8 +39,7 @@ class DashboardScaleTest {
         InetSocketAddress a = control.start(new InetSocketAddress("127.0.0.1", 0), dataDir);
         base = "http://127.0.0.1:" + a.getPort();
         http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-        SyntheticRegistrations.register(base,
-                dev.weft.registry.auth.ControlCredentials.readToken(dataDir.resolve(dev.weft.control.ca.AdminToken.FILE)), 200, 10,
+        SyntheticRegistrations.register(base, dev.weft.control.Operator.token(dataDir), 200, 10,
                 Duration.ofMinutes(2));
     }
 

@@ -294,7 +294,8 @@ public final class WeftRegistry implements Registry {
      */
     CompletableFuture<Reply> call(String method, String path, Map<String, Object> body, Duration timeout) {
         byte[] bytes = body == null ? null : JsonValues.write(body, false);
-        return http.send(method, uri(path), headers(method, path, bytes, "application/json"), bytes, timeout).handle((response, error) -> {
+        Map<String, String> headers = headers(method, path, bytes, "application/json");
+        return http.send(method, uri(path), headers, bytes, timeout).handle((response, error) -> {
             if (error != null) {
                 health.failure(describe(method, path, error));
                 throw error instanceof CompletionException ce ? ce : new CompletionException(error);
@@ -312,8 +313,8 @@ public final class WeftRegistry implements Registry {
     /** The blocking variant, for {@link Registration#close()}; never throws. */
     Reply callBlocking(String method, String path, Duration timeout) {
         try {
-            SmallHttpClient.Response response = http.sendBlocking(method, uri(path), headers(method, path, null, null), null, 0, 0,
-                    timeout);
+            SmallHttpClient.Response response = http.sendBlocking(method, uri(path), headers(method, path, null, null),
+                    null, 0, 0, timeout);
             health.success();
             return new Reply(response.status(), response.body());
         } catch (InterruptedException e) {
