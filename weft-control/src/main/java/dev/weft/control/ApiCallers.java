@@ -45,6 +45,8 @@ final class ApiCallers {
     static final List<String> REASONS = List.of("no-credentials", "invalid-token", "invalid-certificate",
             "invalid-signature", "stale-timestamp", "replayed-nonce", "wrong-service", "operator-only");
 
+    static final List<String> PROOFS = List.of("operator-token", "join-token", "certificate");
+
     /** The caller, once authenticated: the operator ({@code service} null) or a sidecar of {@code service}. */
     record Caller(String service, String proof) {
         boolean operator() {
@@ -59,6 +61,7 @@ final class ApiCallers {
     private final Cache<String, Boolean> nonces = Caffeine.newBuilder().expireAfterWrite(NONCE_MEMORY)
             .maximumSize(MAX_NONCES).build();
     private final Map<String, LongAdder> refused = new ConcurrentHashMap<>();
+    private final Map<String, LongAdder> accepted = new ConcurrentHashMap<>();
 
     /**
      * @param admin     the operator token, or null if this control plane accepts none (started in code without one)
@@ -72,6 +75,9 @@ final class ApiCallers {
         this.clock = clock;
         for (String r : REASONS) {
             refused.put(r, new LongAdder());
+        }
+        for (String p : PROOFS) {
+            accepted.put(p, new LongAdder());
         }
     }
 
@@ -175,6 +181,14 @@ final class ApiCallers {
         }
     }
 
+    /** Counts a request let through with {@code caller}'s credentials. */
+    void accepted(Caller caller) {
+        LongAdder counter = accepted.get(caller.proof());
+        if (counter != null) {
+            counter.increment();
+        }
+    }
+
     void refused(String reason) {
         LongAdder counter = refused.get(reason);
         if (counter != null) {
@@ -189,6 +203,13 @@ final class ApiCallers {
         for (String r : REASONS) {
             b.append("weft_control_refused_total{reason=\"").append(r).append("\"} ").append(refused.get(r).sum())
                     .append('\n');
+        }
+        b.append("# HELP weft_control_authenticated_total API requests let through on credentials, by what proved"
+                + " the caller (requests that need none are not counted).\n"
+                + "# TYPE weft_control_authenticated_total counter\n");
+        for (String p : PROOFS) {
+            b.append("weft_control_authenticated_total{proof=\"").append(p).append("\"} ")
+                    .append(accepted.get(p).sum()).append('\n');
         }
         return b.toString();
     }

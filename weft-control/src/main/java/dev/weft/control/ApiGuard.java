@@ -50,6 +50,7 @@ final class ApiGuard extends ChannelInboundHandlerAdapter {
             ApiCallers.Caller caller = callers.authenticate(method, req.uri(), body,
                     req.headers().get(HttpHeaderNames.AUTHORIZATION), describe(need));
             ApiCallers.authorize(need, caller, method, req.uri());
+            callers.accepted(caller);
         } catch (ControlException e) {
             callers.refused(e.code());
             boolean keepAlive = HttpUtil.isKeepAlive(req);
