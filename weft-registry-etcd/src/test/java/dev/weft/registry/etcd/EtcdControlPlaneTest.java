@@ -105,6 +105,18 @@ class EtcdControlPlaneTest {
     }
 
     @Test
+    void on_etcd_the_control_plane_is_not_in_local_mode_so_even_loopback_reads_need_credentials() throws Exception {
+        startControlPlaneOnEtcd();
+        HttpResponse<String> anonymous = http.send(HttpRequest.newBuilder(URI.create(base + "/v1/services"))
+                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(anonymous.statusCode()).as(anonymous.body()).isEqualTo(401);
+        assertThat(anonymous.body()).contains("no-credentials").contains("reveals the mesh's topology");
+        assertThat(send("GET", "/v1/services", null).statusCode()).as("with the operator token").isEqualTo(200);
+        assertThat(http.send(HttpRequest.newBuilder(URI.create(base + "/v1/health")).build(),
+                HttpResponse.BodyHandlers.ofString()).statusCode()).as("probes stay open").isEqualTo(200);
+    }
+
+    @Test
     void a_sidecar_registered_in_etcd_directly_is_listed_by_the_control_api() throws Exception {
         EtcdCluster cluster = startControlPlaneOnEtcd();
         try (Registry sidecar = Registries.open(cluster.url());
