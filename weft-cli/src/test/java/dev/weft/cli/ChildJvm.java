@@ -31,7 +31,10 @@ final class ChildJvm implements AutoCloseable {
     /**
      * A join token for {@code service} from the control plane at {@code registry}, whose data dir is
      * {@code dir/control} (its generated admin.token pays for it), in a file for the sidecar's {@code --token-file}:
-     * registering needs credentials (docs/security.md).
+     * registering needs credentials (docs/security.md). Tests about failures and timing pass {@code --mtls off} with
+     * it: the token then proves only the registration, and the link stays the plaintext one they were written for
+     * (with certificates, KillProviderSidecarTest's first sidecar twice printed nothing within its 30 s on a 2-core
+     * machine at load average 25 to 30; with --mtls off it starts as before).
      */
     static Path tokenFile(Path dir, String registry, String service) throws IOException {
         try {

@@ -108,7 +108,7 @@ final class FourTierMesh implements AutoCloseable {
             throws IOException {
         List<String> args = new ArrayList<>(List.of("sidecar", "--service", service, "--id", id, "--app",
                 "127.0.0.1:" + app, "--registry", registry, "--workers", "1",
-                "--token-file", ChildJvm.tokenFile(dir, registry, service).toString()));
+                "--token-file", ChildJvm.tokenFile(dir, registry, service).toString(), "--mtls", "off"));
         args.addAll(List.of(more));
         ChildJvm c = ChildJvm.start("sidecar-" + id, dir, args.toArray(String[]::new));
         children.add(c);

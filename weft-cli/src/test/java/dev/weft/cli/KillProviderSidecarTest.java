@@ -141,7 +141,7 @@ class KillProviderSidecarTest {
         return ChildJvm.start("sidecar-consumer", dir, "sidecar", "--service", "consumer",
                 "--app", "127.0.0.1:" + app.getAddress().getPort(), "--upstream", "provider=127.0.0.1:" + upstream,
                 "--registry", registry, "--workers", "1",
-                "--token-file", ChildJvm.tokenFile(dir, registry, "consumer").toString());
+                "--token-file", ChildJvm.tokenFile(dir, registry, "consumer").toString(), "--mtls", "off");
     }
 
     private static ChildJvm providerSidecar(Path dir, String id, HttpServer app, String registry, String leaseTtl)
@@ -149,7 +149,7 @@ class KillProviderSidecarTest {
         return ChildJvm.start("sidecar-provider-" + id, dir, "sidecar", "--service", "provider", "--id", "provider-" + id,
                 "--app", "127.0.0.1:" + app.getAddress().getPort(), "--registry", registry,
                 "--capacity", "50", "--lease-ttl", leaseTtl, "--workers", "1",
-                "--token-file", ChildJvm.tokenFile(dir, registry, "provider").toString());
+                "--token-file", ChildJvm.tokenFile(dir, registry, "provider").toString(), "--mtls", "off");
     }
 
     /** One call of the load: when it started and ended, its status (0: no answer), x-weft-error and body if not 200. */
