@@ -43,11 +43,13 @@ final class ApiAccess {
         QueryStringDecoder uri = new QueryStringDecoder(rawTarget);
         String path = uri.path();
         boolean read = method.equals(HttpMethod.GET) || method.equals(HttpMethod.HEAD);
+        // Families whose every route only reads take any method under their read rule: the handler answers 405 to
+        // the others, which is more use to a caller than a 401 for a request that could never have worked.
         if (path.equals("/metrics")) {
             return Need.OPEN;   // counters only, no service names (the sidecars' own /metrics carry those)
         }
         if (path.equals("/ui") || path.startsWith("/ui/")) {
-            return read ? Need.OPEN : Need.OPERATOR;   // the page's files; its data is under /v1/ui/
+            return Need.OPEN;   // the page's files; its data is under /v1/ui/
         }
         if (path.startsWith(ControlHttpHandler.API_PREFIX)) {
             // Span collection stays open like a Zipkin collector's (docs/security.md says what that allows);
@@ -59,18 +61,15 @@ final class ApiAccess {
             return read ? Need.READ : Need.OPERATOR;
         }
         return switch (p.get(1)) {
-            case "health", "trust-bundle" -> read ? Need.OPEN : Need.OPERATOR;
+            case "health", "trust-bundle" -> Need.OPEN;
             // A certificate request carries its own proof (a join token, or the current certificate's signature).
             case "certificates" -> Need.OPEN;
-            case "tokens", "policies" -> read ? Need.READ : Need.OPERATOR;
+            case "ui", "diagnose", "watch" -> Need.READ;
+            case "tokens" -> Need.OPERATOR;
+            case "policies" -> read ? Need.READ : Need.OPERATOR;
             case "leases" -> read ? Need.READ : Need.SIDECAR;
-            case "services" -> {
-                if (read) {
-                    yield Need.READ;
-                }
-                yield p.size() == 5 && p.get(3).equals("endpoints") ? new Need(Kind.SERVICE, p.get(2))
-                        : Need.OPERATOR;
-            }
+            case "services" -> p.size() == 5 && p.get(3).equals("endpoints") && !read
+                    ? new Need(Kind.SERVICE, p.get(2)) : p.size() <= 3 ? Need.READ : read ? Need.READ : Need.OPERATOR;
             default -> read ? Need.READ : Need.OPERATOR;
         };
     }
