@@ -280,7 +280,12 @@ public final class Sidecar implements AutoCloseable {
         if (!registeredOnce) {
             registeredOnce = isRegistered();
         }
-        return registeredOnce ? null : "registration with " + config.registryUrl() + " pending";
+        if (registeredOnce) {
+            return null;
+        }
+        // The registry's last refusal says why, e.g. a 401 for a sidecar started without --token-file.
+        String last = registry == null ? null : registry.health().lastError();
+        return "registration with " + config.registryUrl() + " pending" + (last == null ? "" : " (last: " + last + ")");
     }
 
     private boolean isRegistered() {

@@ -52,6 +52,10 @@ class SidecarRegistrationCredentialsTest {
                 await().atMost(Duration.ofSeconds(10)).until(() -> controlMetric(mesh,
                         "weft_control_refused_total{reason=\"no-credentials\"}") > 0);
                 assertThat(anonymous.isReady()).as("never registered, so never ready").isFalse();
+                // Its /ready says why: the control plane's refusal, as the registry last heard it.
+                await().atMost(Duration.ofSeconds(10)).until(() -> mesh.admin(anonymous, "/ready")
+                        .contains("401 PUT /v1/leases needs"));
+                assertThat(mesh.admin(anonymous, "/ready")).contains("no Authorization header");
                 String billing = mesh.http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
                         + mesh.controlPort + "/v1/services/billing")).build(), HttpResponse.BodyHandlers.ofString())
                         .body();
