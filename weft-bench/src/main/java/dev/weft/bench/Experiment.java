@@ -135,6 +135,14 @@ public final class Experiment implements AutoCloseable {
         return runDir;
     }
 
+    /**
+     * The operator token of the control plane this experiment started (its data dir's admin.token), for what the
+     * bench writes to it: {@code weft apply}, token creation (docs/security.md).
+     */
+    public Path adminTokenFile() {
+        return runDir.resolve("control-data").resolve("admin.token");
+    }
+
     /** The registry the sidecars use ({@code weft://HOST:PORT} of the control plane it started); null without one. */
     public String registry() {
         return registry;
@@ -277,7 +285,8 @@ public final class Experiment implements AutoCloseable {
                 ? launchJvm("control plane", "control.log", List.of(), List.of(),
                         "control", "--listen", LOOPBACK + ":0", "--data-dir", dataDir.toString())
                 : launchJvm("control plane", "control.log", List.of(), List.of(),
-                        "control", "--listen", LOOPBACK + ":0", "--registry", external);
+                        "control", "--listen", LOOPBACK + ":0", "--registry", external, "--data-dir",
+                        dataDir.toString());
         String address = control.awaitOutput(CONTROL_READY, "weft control listening on HOST:PORT",
                 settings.startTimeout()).group(1);
         say("control plane ready on " + address + (external == null ? "" : " (state in " + Registries.redact(external) + ")")

@@ -190,7 +190,10 @@ final class FootprintBench {
     }
 
     private String call(String method, String path, String json) throws IOException, InterruptedException {
-        HttpRequest.Builder b = HttpRequest.newBuilder(controlBase.resolve(path)).timeout(Duration.ofSeconds(10));
+        // The bench's own registrations are the operator's: the control plane wants its token for writes.
+        HttpRequest.Builder b = HttpRequest.newBuilder(controlBase.resolve(path)).timeout(Duration.ofSeconds(10))
+                .header("Authorization", "Bearer " + Files.readString(settings.runDir().resolve("control-data")
+                        .resolve("admin.token")).strip());
         b = json == null ? b.GET() : b.method(method, HttpRequest.BodyPublishers.ofString(json))
                 .header("content-type", "application/json");
         HttpResponse<String> r = client.send(b.build(), HttpResponse.BodyHandlers.ofString());

@@ -86,7 +86,9 @@ final class MeshControls {
     private List<String> admins(String service) {
         String registry = experiment.registry().replaceFirst("^weft://", "http://");
         try {
+            // The operator token: a topology read needs it unless the control plane is local (no --registry etcd).
             HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(registry + "/v1/services/" + service))
+                    .header("Authorization", "Bearer " + Files.readString(experiment.adminTokenFile()).strip())
                     .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString());
             List<String> out = new ArrayList<>();
             for (JsonNode e : JSON.readTree(r.body()).path("endpoints")) {
@@ -165,7 +167,8 @@ final class MeshControls {
             Path file = Files.createTempFile(experiment.runDir(), name, ".yaml");
             Files.writeString(file, yaml);
             List<String> command = ChildJvm.command(List.of(), mainClass, List.of("apply", "-f", file.toString(),
-                    "--name", name, "--registry", experiment.registry()));
+                    "--name", name, "--registry", experiment.registry(),
+                    "--admin-token-file", experiment.adminTokenFile().toString()));
             long t0 = System.nanoTime();
             Process p = new ProcessBuilder(command).redirectErrorStream(true)
                     .redirectOutput(experiment.runDir().resolve("apply-" + name + ".log").toFile()).start();

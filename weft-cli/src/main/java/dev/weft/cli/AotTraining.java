@@ -72,7 +72,10 @@ public final class AotTraining {
         Files.createDirectories(cache.getParent());
         Files.deleteIfExists(cache);
         Path dataDir = Files.createTempDirectory("weft-aot-control");
-        ControlPlane control = new ControlPlane(ControlPlane.DEFAULT_WATCH_HEARTBEAT, 1_000);
+        // A CA, so the training sidecar registers with a join token (as every sidecar must) and trains its TLS too.
+        dev.weft.control.ca.CertificateAuthority ca = dev.weft.control.ca.CertificateAuthority.open(
+                dataDir.resolve("ca"), dev.weft.control.ca.CertificateAuthority.Settings.defaults());
+        ControlPlane control = new ControlPlane(ControlPlane.DEFAULT_WATCH_HEARTBEAT, 1_000).authority(ca);
         ProviderServer provider = null;
         Process sidecar = null;
         try {
@@ -81,6 +84,8 @@ public final class AotTraining {
                     10_000, Duration.ZERO, 1));
             int upstream = freePort();
             int admin = freePort();
+            Path tokenFile = Files.writeString(dataDir.resolve("aot-training.token"),
+                    ca.createToken("aot-training", Duration.ofMinutes(10), false).join().token());
             List<String> command = new ArrayList<>();
             command.add(ProcessHandle.current().info().command()
                     .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
@@ -91,7 +96,7 @@ public final class AotTraining {
                     "--app", "127.0.0.1:" + provider.address().getPort(),
                     "--registry", "weft://127.0.0.1:" + registry.getPort(),
                     "--upstream", "aot-training=127.0.0.1:" + upstream,
-                    "--admin", "127.0.0.1:" + admin));
+                    "--admin", "127.0.0.1:" + admin, "--token-file", tokenFile.toString()));
             Files.writeString(log, "# " + String.join(" ", command) + System.lineSeparator());
             sidecar = new ProcessBuilder(command).redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();

@@ -28,7 +28,31 @@ final class ChildJvm implements AutoCloseable {
         this.log = log;
     }
 
+    /**
+     * A join token for {@code service} from the control plane at {@code registry}, whose data dir is
+     * {@code dir/control} (its generated admin.token pays for it), in a file for the sidecar's {@code --token-file}:
+     * registering needs credentials (docs/security.md). Tests about failures and timing pass {@code --mtls off} with
+     * it: the token then proves only the registration, and the link stays the plaintext one they were written for
+     * (with certificates, KillProviderSidecarTest's first sidecar twice printed nothing within its 30 s on a 2-core
+     * machine at load average 25 to 30; with --mtls off it starts as before).
+     */
+    static Path tokenFile(Path dir, String registry, String service) throws IOException {
+        try {
+            String token = dev.weft.control.ca.TokenCommand.create(registry, dir.resolve("control")
+                    .resolve(dev.weft.control.ca.AdminToken.FILE), service, Duration.ofHours(1), false).token();
+            return java.nio.file.Files.writeString(java.nio.file.Files.createTempFile(dir, service, ".token"), token);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while making a join token", e);
+        }
+    }
+
     static ChildJvm start(String name, Path dir, String... args) throws IOException {
+        return start(name, dir, null, args);
+    }
+
+    /** @param workDir the process's working directory (what relative defaults such as .weft/control resolve in), or null */
+    static ChildJvm start(String name, Path dir, Path workDir, String... args) throws IOException {
         List<String> cmd = new ArrayList<>();
         cmd.add(ProcessHandle.current().info().command().orElse("java"));
         cmd.addAll(Arrays.asList(System.getProperty("weft.jvm.flags", "").trim().split("\\s+")));
@@ -37,7 +61,11 @@ final class ChildJvm implements AutoCloseable {
         cmd.addAll(Arrays.asList(args));
         cmd.removeIf(String::isEmpty);
         Path log = dir.resolve(name + ".log");
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        ProcessBuilder builder = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
+        if (workDir != null) {
+            builder.directory(workDir.toFile());
+        }
+        Process p = builder.start();
         return new ChildJvm(name, p, log);
     }
 

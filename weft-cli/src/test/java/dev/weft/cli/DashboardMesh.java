@@ -35,6 +35,8 @@ final class DashboardMesh implements AutoCloseable {
     final List<Sidecar> sidecars = new ArrayList<>();
     private final List<AutoCloseable> started = new ArrayList<>();
     private final Path dataDir;
+    /** The control plane's CA: each sidecar registers with a join token of its service (and gets its certificate). */
+    private final dev.weft.control.ca.CertificateAuthority ca;
     private final AtomicBoolean loading = new AtomicBoolean(true);
     private final List<Thread> clients = new ArrayList<>();
     final AtomicLong answered = new AtomicLong();
@@ -42,6 +44,9 @@ final class DashboardMesh implements AutoCloseable {
 
     DashboardMesh() throws Exception {
         dataDir = Files.createTempDirectory("weft-dashboard-test");
+        ca = dev.weft.control.ca.CertificateAuthority.open(dataDir.resolve("ca"),
+                dev.weft.control.ca.CertificateAuthority.Settings.defaults());
+        control.authority(ca);
         controlAddress = control.start(new InetSocketAddress("127.0.0.1", 0), dataDir);
         for (int i = 1; i <= 2; i++) {
             ProviderServer p = ProviderServer.start(new ProviderServer.Settings(HostPort.parse("127.0.0.1:0"),
@@ -62,6 +67,12 @@ final class DashboardMesh implements AutoCloseable {
         for (Sidecar s : sidecars) {
             awaitReady(s);
         }
+    }
+
+    /** The operator's Authorization header (the control plane's generated admin.token): storing policies needs it. */
+    String operatorAuthorization() {
+        return "Bearer " + dev.weft.registry.auth.ControlCredentials.readToken(
+                dataDir.resolve(dev.weft.control.ca.AdminToken.FILE));
     }
 
     String base() {
@@ -98,7 +109,9 @@ final class DashboardMesh implements AutoCloseable {
         SidecarConfig cfg = SidecarConfig.builder(service, app).instanceId(id)
                 .inbound(new InetSocketAddress("127.0.0.1", 0)).upstreams(upstreams)
                 .admin(new InetSocketAddress("127.0.0.1", 0)).registry("weft://127.0.0.1:" + controlAddress.getPort())
-                .leaseTtl(Duration.ofSeconds(2)).workers(1).build();
+                .leaseTtl(Duration.ofSeconds(2)).workers(1).tokenFile(Files.writeString(
+                        Files.createTempFile(dataDir, service, ".token"),
+                        ca.createToken(service, Duration.ofMinutes(30), false).join().token())).build();
         Sidecar s = new Sidecar(cfg);
         started.add(s);
         sidecars.add(s);

@@ -22,7 +22,8 @@ class DashboardScaleBrowserTest {
         try {
             InetSocketAddress a = control.start(new InetSocketAddress("127.0.0.1", 0), dataDir);
             String base = "http://127.0.0.1:" + a.getPort();
-            SyntheticRegistrations.register(base, 200, 10, Duration.ofMinutes(2));
+            SyntheticRegistrations.register(base, dev.weft.registry.auth.ControlCredentials.readToken(
+                    dataDir.resolve(dev.weft.control.ca.AdminToken.FILE)), 200, 10, Duration.ofMinutes(2));
             String out = BrowserScript.run("dashboard-scale.mjs", base);
             assertThat(out).contains("map: 60 of 200 services drawn", "filter: svc-19 shows its 10 services",
                     "sidecars: 200 of 2000 shown, then 400");

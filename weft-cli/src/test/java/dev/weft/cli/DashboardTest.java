@@ -142,6 +142,7 @@ class DashboardTest {
     @Test
     void aStoredPolicyShowsWithTheServicesItNamesAndEachSidecarsVerdict() throws Exception {
         HttpResponse<String> put = http.send(HttpRequest.newBuilder(URI.create(mesh.base() + "/v1/policies/timeouts"))
+                .header("Authorization", mesh.operatorAuthorization())
                 .PUT(HttpRequest.BodyPublishers.ofString("services:\n  provider:\n    timeout: 2s\n")).build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(put.statusCode()).isEqualTo(200);
@@ -151,6 +152,7 @@ class DashboardTest {
         assertThat(p.path("sidecars")).hasSize(4);
         // A document the sidecars refuse: each keeps its policies and says why, and the page shows it.
         HttpResponse<String> bad = http.send(HttpRequest.newBuilder(URI.create(mesh.base() + "/v1/policies/broken"))
+                .header("Authorization", mesh.operatorAuthorization())
                 .PUT(HttpRequest.BodyPublishers.ofString("services:\n  provider:\n    timeout: soon\n")).build(),
                 HttpResponse.BodyHandlers.ofString());
         assertThat(bad.statusCode()).isEqualTo(200);
@@ -165,7 +167,8 @@ class DashboardTest {
             });
             assertThat(rejected.path("sidecars").get(0).path("status").asText()).contains("broken", "timeout");
         } finally {
-            http.send(HttpRequest.newBuilder(URI.create(mesh.base() + "/v1/policies/broken")).DELETE().build(),
+            http.send(HttpRequest.newBuilder(URI.create(mesh.base() + "/v1/policies/broken"))
+                    .header("Authorization", mesh.operatorAuthorization()).DELETE().build(),
                     HttpResponse.BodyHandlers.ofString());
         }
     }

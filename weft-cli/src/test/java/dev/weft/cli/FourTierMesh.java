@@ -60,6 +60,8 @@ final class FourTierMesh implements AutoCloseable {
         String registry = "weft://127.0.0.1:" + port;
         // b queues for c when c's instances are full (instead of the default: 503 outbound-limit at once).
         HttpResponse<String> put = http.send(HttpRequest.newBuilder(URI.create(control + "/v1/policies/diagnose-test"))
+                .header("Authorization", "Bearer " + dev.weft.registry.auth.ControlCredentials.readToken(
+                        dir.resolve("control").resolve(dev.weft.control.ca.AdminToken.FILE)))
                 .PUT(HttpRequest.BodyPublishers.ofString("services:\n  c:\n    outbound-limit: {adaptive: false}\n"))
                 .build(), HttpResponse.BodyHandlers.ofString());
         if (put.statusCode() != 200) {
@@ -105,7 +107,8 @@ final class FourTierMesh implements AutoCloseable {
     private ChildJvm sidecar(Path dir, String service, String id, int app, String registry, String... more)
             throws IOException {
         List<String> args = new ArrayList<>(List.of("sidecar", "--service", service, "--id", id, "--app",
-                "127.0.0.1:" + app, "--registry", registry, "--workers", "1"));
+                "127.0.0.1:" + app, "--registry", registry, "--workers", "1",
+                "--token-file", ChildJvm.tokenFile(dir, registry, service).toString(), "--mtls", "off"));
         args.addAll(List.of(more));
         ChildJvm c = ChildJvm.start("sidecar-" + id, dir, args.toArray(String[]::new));
         children.add(c);

@@ -140,14 +140,16 @@ class KillProviderSidecarTest {
     private static ChildJvm consumerSidecar(Path dir, HttpServer app, int upstream, String registry) throws IOException {
         return ChildJvm.start("sidecar-consumer", dir, "sidecar", "--service", "consumer",
                 "--app", "127.0.0.1:" + app.getAddress().getPort(), "--upstream", "provider=127.0.0.1:" + upstream,
-                "--registry", registry, "--workers", "1");
+                "--registry", registry, "--workers", "1",
+                "--token-file", ChildJvm.tokenFile(dir, registry, "consumer").toString(), "--mtls", "off");
     }
 
     private static ChildJvm providerSidecar(Path dir, String id, HttpServer app, String registry, String leaseTtl)
             throws IOException {
         return ChildJvm.start("sidecar-provider-" + id, dir, "sidecar", "--service", "provider", "--id", "provider-" + id,
                 "--app", "127.0.0.1:" + app.getAddress().getPort(), "--registry", registry,
-                "--capacity", "50", "--lease-ttl", leaseTtl, "--workers", "1");
+                "--capacity", "50", "--lease-ttl", leaseTtl, "--workers", "1",
+                "--token-file", ChildJvm.tokenFile(dir, registry, "provider").toString(), "--mtls", "off");
     }
 
     /** One call of the load: when it started and ended, its status (0: no answer), x-weft-error and body if not 200. */

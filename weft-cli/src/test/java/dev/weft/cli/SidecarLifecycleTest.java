@@ -53,6 +53,7 @@ class SidecarLifecycleTest {
             int upstream = freePort();
             ChildJvm sidecar = ChildJvm.start("sidecar-job", dir, "sidecar", "--service", "job", "--app",
                     "127.0.0.1:" + freePort(), "--registry", registry, "--upstream", "provider=127.0.0.1:" + upstream,
+                    "--token-file", ChildJvm.tokenFile(dir, registry, "job").toString(),
                     "--", "sh", "-c", "echo \"job calls provider at $WEFT_UPSTREAM_PROVIDER, args $*\"; sleep 1; exit 3",
                     "job", "--weight", "5");
             children.add(sidecar);
@@ -79,6 +80,7 @@ class SidecarLifecycleTest {
             int inboundPort = freePort();
             ChildJvm sidecar = ChildJvm.start("sidecar-app", dir, "sidecar", "--service", "site", "--app",
                     "127.0.0.1:" + appPort, "--registry", registry, "--admin", "127.0.0.1:" + adminPort,
+                    "--token-file", ChildJvm.tokenFile(dir, registry, "site").toString(),
                     "--inbound", "127.0.0.1:" + inboundPort, "--app-health", "/hello.txt", "--",
                     jwebserver, "-b", "127.0.0.1", "-p", String.valueOf(appPort), "-d", site.toString());
             children.add(sidecar);

@@ -61,6 +61,12 @@ public final class ControlCommand implements Callable<Integer> {
                     + " (default: ${DEFAULT-VALUE}).")
     java.time.Duration historyInterval;
 
+    @Option(names = "--admin-token-file", paramLabel = "FILE",
+            description = "The operator token (first line of FILE, mode 0600) that apply, token create and the"
+                    + " topology commands send. Default: DATA_DIR/admin.token, generated at the first start."
+                    + " See docs/security.md.")
+    Path adminTokenFile;
+
     // --- the certificate authority (docs/security.md) ---
 
     @Option(names = "--trust-domain", defaultValue = CertificateAuthority.DEFAULT_TRUST_DOMAIN, paramLabel = "NAME",
@@ -133,6 +139,20 @@ public final class ControlCommand implements Callable<Integer> {
             }
             control.authority(ca);
             spec.commandLine().getErr().println("weft control: " + ca.describe());
+            // Like the CA's key, the operator token stays in the data dir whatever the registry; never logged.
+            dev.weft.control.ca.AdminToken admin;
+            try {
+                admin = adminTokenFile != null ? dev.weft.control.ca.AdminToken.read(adminTokenFile)
+                        : dev.weft.control.ca.AdminToken.inDataDir(dataDir);
+            } catch (java.io.IOException e) {
+                if (backend != null) {
+                    backend.close();
+                }
+                ca.close();
+                throw e;
+            }
+            control.adminToken(admin);
+            spec.commandLine().getErr().println("weft control: " + admin.describe());
             bound = backend == null ? control.start(listen, dataDir) : control.start(listen, backend);
         } catch (java.io.IOException e) {
             spec.commandLine().getErr().println("weft control: " + e.getMessage());

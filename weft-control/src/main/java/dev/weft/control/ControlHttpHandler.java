@@ -126,7 +126,7 @@ final class ControlHttpHandler extends SimpleChannelInboundHandler<FullHttpReque
             throw notFound(method, path);
         }
         if (IdentityApi.handles(p.get(1))) {
-            reply(ctx, IdentityApi.handle(authority, method, p, body, ctx.channel().remoteAddress()),
+            reply(ctx, IdentityApi.handle(authority, method, p, body),
                     Function.identity(), keepAlive);
             return;
         }
@@ -435,13 +435,7 @@ final class ControlHttpHandler extends SimpleChannelInboundHandler<FullHttpReque
     }
 
     private static List<String> segments(String rawPath) {
-        List<String> out = new ArrayList<>();
-        for (String s : rawPath.split("/")) {
-            if (!s.isEmpty()) {
-                out.add(QueryStringDecoder.decodeComponent(s, StandardCharsets.UTF_8));
-            }
-        }
-        return out;
+        return ApiAccess.segments(rawPath);
     }
 
     private static String service(String name) {

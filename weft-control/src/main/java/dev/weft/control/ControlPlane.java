@@ -16,6 +16,7 @@ import io.netty.channel.group.DefaultChannelGroup;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
+import dev.weft.control.ca.AdminToken;
 import dev.weft.control.ca.CertificateAuthority;
 import dev.weft.control.history.History;
 import dev.weft.control.history.HistoryScraper;
@@ -52,6 +53,10 @@ import java.util.concurrent.TimeUnit;
  * control.close();
  * }</pre>
  *
+ * <p>Every request passes {@link ApiGuard} first: writes need credentials (the operator token, a sidecar's join token
+ * or a signature by its mesh certificate), and so do topology reads except from loopback with the embedded store
+ * (docs/security.md).
+ *
  * <p>Where registrations and policies live is the {@link ControlBackend}: the data dir by default (all registry state
  * on the single store thread of {@link RegistryStore}), or an external store such as etcd. Threading: two event-loop
  * threads ("weft-control-N") serve connections; collected spans live on the single "weft-control-spans" thread of
@@ -70,6 +75,8 @@ public final class ControlPlane implements AutoCloseable {
     private final Duration watchHeartbeat;
     private final int traceStoreSpans;
     private CertificateAuthority authority;
+    /** The operator token; with the embedded store, DATA_DIR/admin.token unless set before start. */
+    private AdminToken adminToken;
     private Duration historyInterval = HistoryScraper.DEFAULT_INTERVAL;
     private HistoryScraper history;
     private ControlBackend store;
@@ -115,6 +122,24 @@ public final class ControlPlane implements AutoCloseable {
     }
 
     /**
+     * The operator token the API accepts ({@code --admin-token-file}; docs/security.md). Call before {@link #start}.
+     * Without one, {@link #start(InetSocketAddress, Path)} reads or generates {@code DATA_DIR/admin.token}, and
+     * {@link #start(InetSocketAddress, ControlBackend)} accepts no operator token at all (only sidecars' credentials).
+     */
+    public synchronized ControlPlane adminToken(AdminToken token) {
+        if (store != null) {
+            throw new IllegalStateException("set the operator token before start()");
+        }
+        this.adminToken = Objects.requireNonNull(token, "token");
+        return this;
+    }
+
+    /** The operator token in force (its file, never the token), or null if none; set once started. */
+    public synchronized AdminToken adminToken() {
+        return adminToken;
+    }
+
+    /**
      * How often the dashboard's history reads every sidecar's /metrics (default 5 s, docs/observability.md); tests
      * shorten it, and zero reads none (the dashboard then has no charts). Call before {@link #start}.
      */
@@ -143,6 +168,9 @@ public final class ControlPlane implements AutoCloseable {
         if (store != null) {
             throw new IllegalStateException("control plane already started on " + bound);
         }
+        if (adminToken == null) {
+            adminToken = AdminToken.inDataDir(dataDir);
+        }
         return start(listen, EmbeddedBackend.open(dataDir));
     }
 
@@ -166,6 +194,10 @@ public final class ControlPlane implements AutoCloseable {
         DiagnoseApi diagnose = new DiagnoseApi(spans, opened);
         HistoryScraper scraper = new HistoryScraper(opened, new History(), historyInterval);
         UiApi ui = new UiApi(scraper, opened);
+        // Local mode (docs/security.md): the embedded store, so one machine's quick start reads without a token.
+        ApiCallers callers = new ApiCallers(adminToken, ca, opened instanceof EmbeddedBackend,
+                java.time.Clock.systemUTC());
+        ApiGuard guard = new ApiGuard(callers);
         boolean epoll = Epoll.isAvailable();
         EventLoopGroup loops = new MultiThreadIoEventLoopGroup(2, new DefaultThreadFactory("weft-control", true),
                 epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
@@ -188,11 +220,13 @@ public final class ControlPlane implements AutoCloseable {
                                 // Holds back requests that arrived in the same read while the handler has
                                 // auto-read off, so a pipelining client gets its answers in order.
                                 .addLast("one-at-a-time", new FlowControlHandler())
+                                // Credentials first: no route handler sees a request its caller may not make.
+                                .addLast("guard", guard)
                                 .addLast("ui", new UiHttpHandler(ui))
                                 .addLast("policies", new PolicyHttpHandler(opened))
                                 .addLast("diagnose", new DiagnoseHttpHandler(diagnose))
                                 .addLast("api", new ControlHttpHandler(opened, watchHeartbeat, spans, ca,
-                                        ui::metricsText));
+                                        () -> ui.metricsText() + callers.metricsText()));
                     }
                 });
         ChannelFuture bind = bootstrap.bind(listen).awaitUninterruptibly();

@@ -3,8 +3,6 @@ package dev.weft.control;
 import dev.weft.control.ca.CertificateAuthority;
 import io.netty.handler.codec.http.HttpMethod;
 
-import java.net.InetSocketAddress;
-import java.net.SocketAddress;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -13,7 +11,7 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * The identity routes of the control plane's API, answered by its {@link CertificateAuthority}:
- * {@code POST /v1/tokens} (a join token; from loopback only, until operator credentials exist),
+ * {@code POST /v1/tokens} (a join token; {@link ApiGuard} lets only the operator through),
  * {@code POST /v1/certificates} (a certificate for a CSR, paid for with a token or the current certificate) and
  * {@code GET /v1/trust-bundle} (the roots). docs/security.md has the bodies and answers.
  *
@@ -36,8 +34,7 @@ final class IdentityApi {
     }
 
     /** The answer's body, to be encoded as JSON; fails with a {@link ControlException} for a refusal. */
-    static CompletableFuture<?> handle(CertificateAuthority ca, HttpMethod method, List<String> path, String body,
-                                       SocketAddress caller) {
+    static CompletableFuture<?> handle(CertificateAuthority ca, HttpMethod method, List<String> path, String body) {
         if (ca == null) {
             throw new ControlException(404, "not-found", "this control plane runs no certificate authority"
                     + " (started in code without one; ./weft control always runs one)");
@@ -54,12 +51,6 @@ final class IdentityApi {
             }
             case "tokens" -> {
                 ControlHttpHandler.allow(method, "/v1/tokens", HttpMethod.POST);
-                if (!(caller instanceof InetSocketAddress a) || a.getAddress() == null
-                        || !a.getAddress().isLoopbackAddress()) {
-                    throw new ControlException(403, "forbidden", "join tokens are made only for callers on this"
-                            + " host's loopback (got " + caller + "): run ./weft token create where the control plane"
-                            + " runs");
-                }
                 TokenRequest r = parse(ca, body, TokenRequest.class,
                         "{\"service\": \"provider\", \"ttlMillis\": 3600000, \"singleUse\": false}");
                 Duration ttl = r.ttlMillis() == null ? DEFAULT_TOKEN_TTL : Duration.ofMillis(r.ttlMillis());

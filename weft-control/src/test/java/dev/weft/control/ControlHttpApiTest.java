@@ -55,6 +55,8 @@ class ControlHttpApiTest {
     private Reply send(String method, String path, String body) throws Exception {
         HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
                 .timeout(Duration.ofSeconds(5))
+                // The operator token the control plane generated in its data dir: writes need credentials.
+                .header("Authorization", Operator.header(dataDir))
                 .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
                         : HttpRequest.BodyPublishers.ofString(body))
                 .build(), HttpResponse.BodyHandlers.ofString());

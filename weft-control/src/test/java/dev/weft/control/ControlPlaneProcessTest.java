@@ -62,7 +62,7 @@ class ControlPlaneProcessTest {
     void a_control_plane_killed_with_sigkill_comes_back_with_every_registration_and_lease() throws Exception {
         Process first = launch("127.0.0.1:0");
         int port = portOf(first);
-        Registry sidecars = Registries.open("weft://127.0.0.1:" + port);
+        Registry sidecars = Registries.open("weft://127.0.0.1:" + port, Operator.credentials(dir.resolve("data")));
         clients.add(sidecars);
         Registration p1 = sidecars.register(endpoint("p1", 7001), TTL);
         Registration p2 = sidecars.register(endpoint("p2", 7002), TTL);

@@ -36,7 +36,7 @@ class WeftClientTest {
     void start() throws Exception {
         control = new ControlPlane();
         port = control.start(new InetSocketAddress("127.0.0.1", 0), dataDir).getPort();
-        registry = Registries.open("weft://127.0.0.1:" + port);
+        registry = Registries.open("weft://127.0.0.1:" + port, Operator.credentials(dataDir));
     }
 
     @AfterEach

@@ -3,7 +3,9 @@ package dev.weft.dataplane;
 import dev.weft.dataplane.resilience.PolicyDocument;
 import dev.weft.registry.Registries;
 import dev.weft.registry.Registry;
+import dev.weft.registry.cli.ControlPlaneOptions;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Files;
@@ -28,9 +30,9 @@ public final class ApplyCommand implements Callable<Integer> {
             description = "Name to store it under (default: the file name without extension); the same name replaces it.")
     String name;
 
-    @Option(names = "--registry", paramLabel = "URL", defaultValue = "weft://127.0.0.1:7700",
-            description = "Registry URL (default: ${DEFAULT-VALUE}).")
-    String registry;
+    /** The control plane and the operator token it wants for a write (docs/security.md). */
+    @Mixin
+    ControlPlaneOptions control;
 
     @Option(names = "--dry-run", description = "Only validate; store nothing.")
     boolean dryRun;
@@ -56,13 +58,15 @@ public final class ApplyCommand implements Callable<Integer> {
             return 0;
         }
         String docName = name != null ? name : file.getFileName().toString().replaceFirst("\\.[^.]*$", "");
-        try (Registry r = Registries.open(registry)) {
+        try (Registry r = Registries.open(control.url(), control.credentials())) {
             r.putPolicy(docName, text);
         } catch (java.io.IOException e) {
-            System.err.println("weft apply: " + e.getMessage());
+            System.err.println("weft apply: " + e.getMessage() + (e.getMessage().contains(" 401 ")
+                    || e.getMessage().contains(" 403 ") ? " (" + control.hint() + ")" : ""));
             return 1;
         }
-        System.out.println("weft apply: stored policy '" + docName + "' in " + registry + "; sidecars apply it within a second");
+        System.out.println("weft apply: stored policy '" + docName + "' in " + control.url()
+                + "; sidecars apply it within a second");
         return 0;
     }
 }

@@ -26,11 +26,14 @@ import dev.weft.dataplane.upstream.Upstream;
 import dev.weft.dataplane.upstream.WmpUpstream;
 import dev.weft.protocol.WmpCodecMetrics;
 import dev.weft.protocol.WmpLimits;
+import dev.weft.dataplane.security.WorkloadCertificate;
 import dev.weft.registry.Endpoint;
 import dev.weft.registry.Registration;
 import dev.weft.registry.Registries;
 import dev.weft.registry.Registry;
 import dev.weft.registry.Watch;
+import dev.weft.registry.auth.ControlCredentials;
+import dev.weft.registry.auth.RequestSignature;
 
 import java.net.InetSocketAddress;
 import java.util.Collections;
@@ -131,7 +134,7 @@ public final class Sidecar implements AutoCloseable {
         observability.open(List.of(transport.manager(), transport.workers()));
         // With nothing observed the data plane gets NOOP, so the overhead baseline really is zero work.
         observer = CompositeObserver.of(observability.isActive() ? observability : ExchangeObserver.NOOP, extraObserver);
-        registry = Registries.open(config.registryUrl());
+        registry = Registries.open(config.registryUrl(), controlCredentials());
         WmpLimits limits = WmpLimits.defaults();
         meshTls = new MeshTls(config.mtls(), identity);
         meshPool = new MeshPool(transport, limits, codecMetrics, config.meshConnectionsPerPeer(), 2000,
@@ -277,7 +280,12 @@ public final class Sidecar implements AutoCloseable {
         if (!registeredOnce) {
             registeredOnce = isRegistered();
         }
-        return registeredOnce ? null : "registration with " + config.registryUrl() + " pending";
+        if (registeredOnce) {
+            return null;
+        }
+        // The registry's last refusal says why, e.g. a 401 for a sidecar started without --token-file.
+        String last = registry == null ? null : registry.health().lastError();
+        return "registration with " + config.registryUrl() + " pending" + (last == null ? "" : " (last: " + last + ")");
     }
 
     private boolean isRegistered() {
@@ -412,6 +420,25 @@ public final class Sidecar implements AutoCloseable {
 
     public Map<String, InetSocketAddress> boundAddresses() {
         return Map.copyOf(bound);
+    }
+
+    /**
+     * What the registration, watches and policy reads prove the sidecar with (docs/security.md): a signature by its
+     * mesh key while it holds a certificate valid now, else its join token (read from --token-file at each request,
+     * never used up), else nothing (then the control plane refuses the registration, 401).
+     */
+    private ControlCredentials controlCredentials() {
+        ControlCredentials token = config.tokenFile() == null ? ControlCredentials.NONE
+                : ControlCredentials.bearerFile(config.tokenFile());
+        SidecarIdentity id = identity;
+        if (id == null) {
+            return token;
+        }
+        return RequestSignature.credentials(() -> {
+            WorkloadCertificate c = id.current();
+            return c != null && c.isValidAt(java.time.Instant.now())
+                    ? new RequestSignature.Signer(c.key(), c.certificate()) : null;
+        }, token);
     }
 
     /** The workload identity (certificate, renewals); null without a --token-file or with --mtls off. */

@@ -187,7 +187,7 @@ public final class SidecarCommand implements Callable<Integer> {
     // --- identity (docs/security.md) ---
 
     @Option(names = "--token-file", paramLabel = "FILE",
-            description = "A join token for this service (./weft token create --service NAME > FILE): the sidecar shows it to the control plane (the CA) for its certificate, made for a key that never leaves the process.")
+            description = "A join token for this service (./weft token create --service NAME > FILE): the sidecar shows it to the control plane (the CA) for its certificate, made for a key that never leaves the process, and registers with it until it holds one (with --mtls off, always). Registering needs it, or a certificate: see docs/security.md.")
     java.nio.file.Path tokenFile;
 
     @Option(names = "--mtls", paramLabel = "MODE", defaultValue = SidecarConfig.Defaults.MTLS,

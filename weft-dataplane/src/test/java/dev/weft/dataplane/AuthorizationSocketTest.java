@@ -74,7 +74,8 @@ class AuthorizationSocketTest {
         PrintStream saved = System.err;
         System.setErr(err);
         try {
-            return cli.execute("-f", file.toString(), "--registry", mesh.registryUrl());
+            return cli.execute("-f", file.toString(), "--registry", mesh.registryUrl(),
+                    "--admin-token-file", mesh.adminTokenFile().toString());
         } finally {
             System.setErr(saved);
         }

@@ -24,7 +24,10 @@ final class MeshFixture implements AutoCloseable {
     final InetSocketAddress controlAddress;
     final String collaborator;
     final String meshProtocol;
-    /** {@code --mtls} of every sidecar; with a CA on the control plane and a join token each unless "permissive". */
+    /**
+     * {@code --mtls} of every sidecar. The control plane is always a CA and every sidecar gets a join token: it
+     * registers with it (the control plane wants credentials for that), and takes a certificate with it unless "off".
+     */
     final String mtls;
     private final CertificateAuthority ca;
     private final List<AutoCloseable> started = new ArrayList<>();
@@ -44,25 +47,36 @@ final class MeshFixture implements AutoCloseable {
     }
 
     MeshFixture(String collaborator, String meshProtocol) throws Exception {
-        this(collaborator, meshProtocol, "permissive");
+        this(collaborator, meshProtocol, "off");
     }
 
-    /** @param mtls "strict": the control plane is a CA and every sidecar gets a certificate (mTLS on the link) */
+    /**
+     * @param mtls "strict": every sidecar gets a certificate (mTLS on the link); "off": a plaintext link, each
+     *             sidecar's join token proving only its registration (what a permissive sidecar without a token was
+     *             before registrations needed credentials: the same plaintext link, both ways)
+     */
     MeshFixture(String collaborator, String meshProtocol, String mtls) throws Exception {
         this.collaborator = collaborator;
         this.meshProtocol = meshProtocol;
         this.mtls = mtls;
         dataDir = Files.createTempDirectory("weft-control-test");
-        ca = mtls.equals("permissive") ? null
-                : CertificateAuthority.open(dataDir.resolve("ca"), CertificateAuthority.Settings.defaults());
-        if (ca != null) {
-            control.authority(ca);
-        }
+        ca = CertificateAuthority.open(dataDir.resolve("ca"), CertificateAuthority.Settings.defaults());
+        control.authority(ca);
         controlAddress = control.start(new InetSocketAddress("127.0.0.1", 0), dataDir);
     }
 
     String registryUrl() {
         return "weft://127.0.0.1:" + controlAddress.getPort();
+    }
+
+    /** The operator's credentials (the control plane's generated admin.token): what a test registers or applies with. */
+    dev.weft.registry.auth.ControlCredentials operator() {
+        return dev.weft.registry.auth.ControlCredentials.bearerFile(adminTokenFile());
+    }
+
+    /** The control plane's admin.token, for {@code ./weft apply --admin-token-file}. */
+    Path adminTokenFile() {
+        return dataDir.resolve(dev.weft.control.ca.AdminToken.FILE);
     }
 
     /** A provider-side sidecar for {@code app}; waits until it is ready. */
@@ -97,7 +111,7 @@ final class MeshFixture implements AutoCloseable {
                 .balancer("weighted-round-robin").collaborator(collaborator).workers(2).meshProtocol(meshProtocol)
                 .meshConnectionsPerPeer(2).drainTimeout(Duration.ofSeconds(5)).observability(observability)
                 .requestHeadTimeout(requestHeadTimeout).idleTimeout(idleTimeout).bodyTimeout(bodyTimeout)
-                .appHealth(appHealth).mtls(mtls).tokenFile(ca == null ? null : Files.writeString(
+                .appHealth(appHealth).mtls(mtls).tokenFile(Files.writeString(
                         Files.createTempFile(dataDir, "token", ".txt"),
                         ca.createToken(service, Duration.ofMinutes(10), false).join().token())).build();
         Sidecar s = new Sidecar(cfg);

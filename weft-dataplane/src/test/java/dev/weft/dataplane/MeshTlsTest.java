@@ -287,8 +287,8 @@ class MeshTlsTest {
         TestApp billingApp = mesh.app();
         Sidecar billing = mesh.sidecar("billing", "strict", billingApp, null);
         Sidecar consumer = mesh.sidecar("consumer", "strict", mesh.app(), "provider");
-        // A registration for 'provider' that points at billing's sidecar (the registry takes writes from anyone yet).
-        try (Registry registry = Registries.open(mesh.registryUrl());
+        // A registration for 'provider' that points at billing's sidecar (the operator may register any service).
+        try (Registry registry = Registries.open(mesh.registryUrl(), mesh.operator());
              Registration fake = registry.register(new Endpoint("provider", "fake-1", "127.0.0.1",
                      MeshFixture.port(billing, "inbound"), 1, 100, Map.of()), Duration.ofSeconds(10))) {
             URI uri = URI.create("http://127.0.0.1:" + MeshFixture.port(consumer, "upstream provider") + "/echo");

@@ -23,7 +23,7 @@ class PolicyPushTest {
     @Test
     void aPolicyStoredInTheRegistryIsAppliedUnderLoadWithinASecondWithoutAFailedRequest() throws Exception {
         try (MeshFixture mesh = new MeshFixture("event-loop"); TestApp app = new TestApp(); TestApp consumerApp = new TestApp();
-             Registry registry = Registries.open(mesh.registryUrl())) {
+             Registry registry = Registries.open(mesh.registryUrl(), mesh.operator())) {
             mesh.provider("provider", "p1", app.address(), 1, 50);
             Sidecar consumer = mesh.consumer(consumerApp.address(), List.of("provider"), false);
             int port = MeshFixture.port(consumer, "upstream provider");
@@ -74,7 +74,7 @@ class PolicyPushTest {
     @Test
     void anInvalidDocumentIsRejectedWholeAndThePreviousPoliciesStay() throws Exception {
         try (MeshFixture mesh = new MeshFixture("event-loop"); TestApp consumerApp = new TestApp();
-             Registry registry = Registries.open(mesh.registryUrl())) {
+             Registry registry = Registries.open(mesh.registryUrl(), mesh.operator())) {
             Sidecar consumer = mesh.consumer(consumerApp.address(), List.of("provider"), false);
             registry.putPolicy("good", "services:\n  provider:\n    timeout: 4s\n");
             await().atMost(Duration.ofSeconds(2)).until(() -> consumer.policyFor("provider").timeout().equals(Duration.ofSeconds(4)));

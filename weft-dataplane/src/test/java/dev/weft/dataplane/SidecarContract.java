@@ -45,9 +45,9 @@ abstract class SidecarContract {
         return "wmp";
     }
 
-    /** {@code --mtls} of both sidecars: "permissive" without certificates (plaintext), or "strict". */
+    /** {@code --mtls} of both sidecars: "off" (plaintext; a join token proves only the registration), or "strict". */
     String mtls() {
-        return "permissive";
+        return "off";
     }
 
     @BeforeAll

@@ -71,6 +71,12 @@ final class TlsMesh implements AutoCloseable {
         return "weft://127.0.0.1:" + controlPort;
     }
 
+    /** The operator's credentials (the control plane's generated admin.token): what a test registers with by hand. */
+    dev.weft.registry.auth.ControlCredentials operator() {
+        return dev.weft.registry.auth.ControlCredentials.bearerFile(
+                dir.resolve("data").resolve(dev.weft.control.ca.AdminToken.FILE));
+    }
+
     Path tokenFile(String service) throws Exception {
         String token = ca.createToken(service, Duration.ofMinutes(5), false).join().token();
         return Files.writeString(Files.createTempFile(dir, "token", ".txt"), token);

@@ -49,7 +49,7 @@ class UntrustedHeadersSocketTest {
     }
 
     private static void policy(MeshFixture mesh, Sidecar provider, String yaml) throws Exception {
-        try (Registry registry = Registries.open(mesh.registryUrl())) {
+        try (Registry registry = Registries.open(mesh.registryUrl(), mesh.operator())) {
             registry.putPolicy("trust", yaml);
         }
         await().atMost(Duration.ofSeconds(2)).until(() -> provider.policyStatus().equals("applied [trust]"));

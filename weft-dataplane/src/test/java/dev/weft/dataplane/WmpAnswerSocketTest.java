@@ -82,7 +82,7 @@ class WmpAnswerSocketTest {
     @Test
     void anAnswerThatBreaksTheRulesIsA502ToItsClientAloneWhileTheMeshConnectionServesTheOthers() throws Exception {
         try (MeshFixture mesh = new MeshFixture("event-loop"); TestApp consumerApp = new TestApp();
-             Registry registry = Registries.open(mesh.registryUrl());
+             Registry registry = Registries.open(mesh.registryUrl(), mesh.operator());
              ScriptedPeer peer = new ScriptedPeer(WmpAnswerSocketTest::script);
              Registration registered = register(registry, peer);
              ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
@@ -136,7 +136,7 @@ class WmpAnswerSocketTest {
     @Test
     void aPeerThatAnswersAStreamNeverOpenedLosesTheConnectionTheConsumerSideDialledAndIsCounted() throws Exception {
         try (MeshFixture mesh = new MeshFixture("event-loop"); TestApp consumerApp = new TestApp();
-             Registry registry = Registries.open(mesh.registryUrl());
+             Registry registry = Registries.open(mesh.registryUrl(), mesh.operator());
              ScriptedPeer peer = new ScriptedPeer(WmpAnswerSocketTest::script);
              Registration registered = register(registry, peer)) {
             Sidecar consumer = mesh.consumer(consumerApp.address(), List.of("provider"), false);
@@ -163,7 +163,7 @@ class WmpAnswerSocketTest {
         // Every answer of "bad" carries a header line injection; "good" answers well. Outlier detection must count
         // the refused answers as the endpoint's failures (5 in a row by default), like its 5xx.
         try (MeshFixture mesh = new MeshFixture("event-loop"); TestApp consumerApp = new TestApp();
-             Registry registry = Registries.open(mesh.registryUrl());
+             Registry registry = Registries.open(mesh.registryUrl(), mesh.operator());
              ScriptedPeer bad = new ScriptedPeer(r -> List.of(answer(r.streamId(), 200, "ok", "x-a", "1\r\nx-b: 2")));
              ScriptedPeer good = new ScriptedPeer(WmpAnswerSocketTest::script);
              Registration badOne = registry.register(new Endpoint("provider", "bad-1", "127.0.0.1", bad.port(), 1,

@@ -10,6 +10,14 @@ public final class Registries {
     private Registries() {}
 
     public static Registry open(String url) {
+        return open(url, dev.weft.registry.auth.ControlCredentials.NONE);
+    }
+
+    /**
+     * Opens a registry whose requests carry {@code credentials}: what a {@code weft://} control plane wants for writes
+     * and topology reads (docs/security.md); other backends authenticate their own way and ignore them.
+     */
+    public static Registry open(String url, dev.weft.registry.auth.ControlCredentials credentials) {
         URI uri;
         try {
             uri = URI.create(url);
@@ -19,7 +27,7 @@ public final class Registries {
         List<String> known = new ArrayList<>();
         for (RegistryProvider p : ServiceLoader.load(RegistryProvider.class)) {
             if (p.scheme().equalsIgnoreCase(uri.getScheme())) {
-                return p.open(uri);
+                return p.open(uri, credentials);
             }
             known.add(p.scheme() + "://");
         }

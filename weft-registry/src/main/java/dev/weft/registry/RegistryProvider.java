@@ -11,4 +11,12 @@ public interface RegistryProvider {
     String scheme();
 
     Registry open(URI uri);
+
+    /**
+     * Opens the registry with credentials for Weft's control plane API (docs/security.md). A backend with its own
+     * authentication (etcd: user and password in the URL, client certificates) ignores them.
+     */
+    default Registry open(URI uri, dev.weft.registry.auth.ControlCredentials credentials) {
+        return open(uri);
+    }
 }

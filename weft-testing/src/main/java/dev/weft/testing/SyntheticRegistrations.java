@@ -22,11 +22,17 @@ public final class SyntheticRegistrations {
 
     private SyntheticRegistrations() {}
 
-    /** @param base the control plane, {@code http://HOST:PORT}; the lease lives {@code ttl} without keep-alives */
-    public static void register(String base, int services, int perService, Duration ttl)
+    /**
+     * @param base          the control plane, {@code http://HOST:PORT}; the lease lives {@code ttl} without keep-alives
+     * @param operatorToken the control plane's operator token (its {@code DATA_DIR/admin.token}): registrations of
+     *                      services no sidecar stands behind need the operator's credentials
+     */
+    public static void register(String base, String operatorToken, int services, int perService, Duration ttl)
             throws IOException, InterruptedException {
+        String authorization = "Bearer " + operatorToken;
         try (HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build()) {
             String lease = http.send(HttpRequest.newBuilder(URI.create(base + "/v1/leases"))
+                    .header("Authorization", authorization)
                     .PUT(HttpRequest.BodyPublishers.ofString("{\"ttlMillis\": " + ttl.toMillis() + "}")).build(),
                     HttpResponse.BodyHandlers.ofString()).body();
             Matcher m = LEASE.matcher(lease);
@@ -38,7 +44,8 @@ public final class SyntheticRegistrations {
                 for (int i = 0; i < perService; i++) {
                     String service = String.format("svc-%03d", s);
                     puts.add(http.sendAsync(HttpRequest.newBuilder(URI.create(base + "/v1/services/" + service
-                            + "/endpoints/" + service + "-" + i)).PUT(HttpRequest.BodyPublishers.ofString(
+                            + "/endpoints/" + service + "-" + i)).header("Authorization", authorization)
+                            .PUT(HttpRequest.BodyPublishers.ofString(
                             "{\"host\": \"127.0.0.1\", \"port\": " + (10000 + s * perService + i) + ", \"leaseId\": \""
                                     + m.group(1) + "\"}")).build(), HttpResponse.BodyHandlers.ofString()));
                     if (puts.size() >= 64) {

@@ -215,6 +215,23 @@ public final class CertificateAuthority implements AutoCloseable {
         }));
     }
 
+    /**
+     * The service {@code token} was made for, if it is a join token that is known, unexpired and not used up (401
+     * {@code invalid-token} otherwise): a sidecar without a certificate registers with it. Nothing is used up, so a
+     * single-use token still pays for its one certificate. Any thread.
+     */
+    public String joinTokenService(String token) {
+        return tokens.authenticate(token).service();
+    }
+
+    /**
+     * The service a sidecar's certificate names, if this CA issued it (or an overlap root signed it) and it is valid
+     * now (401 {@code invalid-certificate} otherwise): what a signed request to the API is checked with. Any thread.
+     */
+    public String certificateService(java.security.cert.X509Certificate leaf) {
+        return leaves.serviceOf(leaf);
+    }
+
     /** Counts a request refused before it reached the CA (e.g. a malformed body) under its code. */
     public void refused(String code) {
         LongAdder counter = refusals.get(code);

@@ -76,11 +76,7 @@ record Issuer(PrivateKey key, X509Certificate cert, List<X509Certificate> interm
                 throw new IOException("found only one of " + certFile + " and " + keyFile + " (expected both, or"
                         + " neither to make a new root; a new root means every sidecar needs a new certificate)");
             }
-            Set<PosixFilePermission> mode = Files.getPosixFilePermissions(keyFile);
-            if (!OWNER_ONLY.containsAll(mode)) {
-                throw new IOException("the CA's private key " + keyFile + " has mode "
-                        + PosixFilePermissions.toString(mode) + " (expected rw-------: chmod 600 " + keyFile + ")");
-            }
+            requireOwnerOnly(keyFile, "the CA's private key");
             return load(Files.readString(certFile, StandardCharsets.US_ASCII), certFile.toString(),
                     Files.readString(keyFile, StandardCharsets.US_ASCII), keyFile.toString(), "root in " + dir);
         }
@@ -217,6 +213,15 @@ record Issuer(PrivateKey key, X509Certificate cert, List<X509Certificate> interm
     }
 
     /** {@code dir} with mode 0700, its parents as the umask makes them (the data dir's other files are not secret). */
+    /** Refuses a secret's file that the group or others may read or write: it names the file and the fix. */
+    static void requireOwnerOnly(Path file, String what) throws IOException {
+        Set<PosixFilePermission> mode = Files.getPosixFilePermissions(file);
+        if (!OWNER_ONLY.containsAll(mode)) {
+            throw new IOException(what + " " + file + " has mode " + PosixFilePermissions.toString(mode)
+                    + " (expected rw-------: chmod 600 " + file + ")");
+        }
+    }
+
     static void createPrivateDirectory(Path dir) throws IOException {
         if (!Files.isDirectory(dir)) {
             Path parent = dir.toAbsolutePath().getParent();

@@ -21,7 +21,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HexFormat;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -31,7 +30,7 @@ import java.util.Map;
  * {@code tokens.json}, mode 0600, beside the root): a copy of the file does not let anyone join. A plain hash is
  * enough because the secret is random, not a password; nothing can be guessed from it.
  *
- * <p>Thread: the CA's thread only ({@link CertificateAuthority}); not thread-safe.
+ * <p>Thread: writes on the CA's thread only ({@link CertificateAuthority}); {@link #authenticate} reads from any thread.
  */
 final class JoinTokens {
     static final String FILE = "tokens.json";
@@ -57,7 +56,8 @@ final class JoinTokens {
 
     private final Path file;
     private final Clock clock;
-    private final Map<String, Stored> byHash = new LinkedHashMap<>();
+    /** Written on the CA's thread only; read from any thread by {@link #authenticate}. */
+    private final Map<String, Stored> byHash = new java.util.concurrent.ConcurrentHashMap<>();
 
     JoinTokens(Path dir, Clock clock) throws IOException {
         this.file = dir.resolve(FILE);
@@ -96,6 +96,20 @@ final class JoinTokens {
      * or used up, 403 {@code wrong-service} when it is another service's.
      */
     Stored check(String token, String service) {
+        Stored s = authenticate(token);
+        if (!s.service().equals(service)) {
+            throw new ControlException(403, "wrong-service", "join token " + s.id() + " is for service '"
+                    + s.service() + "', not '" + service + "'");
+        }
+        return s;
+    }
+
+    /**
+     * The stored token, if {@code token} is one that is known, unexpired and not used up (401 {@code invalid-token}
+     * otherwise). Safe on any thread (the map is concurrent and its entries immutable), so the API's guard checks a
+     * sidecar's registration with its token on the connection's event loop; nothing is used up.
+     */
+    Stored authenticate(String token) {
         if (token == null || token.length() > MAX_TOKEN_CHARS || !token.startsWith(PREFIX)) {
             throw invalid("malformed join token (expected " + PREFIX + "... from ./weft token create)");
         }
@@ -109,10 +123,6 @@ final class JoinTokens {
         }
         if (s.singleUse() && s.uses() > 0) {
             throw invalid("join token " + s.id() + " was for one certificate and has been used");
-        }
-        if (!s.service().equals(service)) {
-            throw new ControlException(403, "wrong-service", "join token " + s.id() + " is for service '"
-                    + s.service() + "', not '" + service + "'");
         }
         return s;
     }

@@ -110,17 +110,8 @@ final class Leaves {
         } catch (IOException | RuntimeException e) {
             throw ControlException.badRequest("unreadable 'certificate': " + e.getMessage());
         }
-        if (!signedByUs(cert)) {
-            throw invalid("certificate " + cert.getSerialNumber().toString(16) + " was not issued by this CA"
-                    + " (renew with a join token instead)");
-        }
-        try {
-            cert.checkValidity(Date.from(clock.instant()));
-        } catch (CertificateExpiredException | CertificateNotYetValidException e) {
-            throw invalid("certificate " + cert.getSerialNumber().toString(16) + " is not valid now (valid "
-                    + cert.getNotBefore().toInstant() + " to " + cert.getNotAfter().toInstant()
-                    + "): a sidecar whose certificate expired needs a join token again");
-        }
+        checkIssuedAndValid(cert, " (renew with a join token instead)",
+                ": a sidecar whose certificate expired needs a join token again");
         String expected = spiffeId(trustDomain, service);
         String named = uriSan(cert);
         if (!expected.equals(named)) {
@@ -128,6 +119,38 @@ final class Leaves {
                     + " is for " + named + ", not " + expected);
         }
         return cert;
+    }
+
+    /**
+     * The service a sidecar's certificate names, if this CA (or an overlap root) signed it, it is valid now and its
+     * one URI SAN is {@code spiffe://<our trust domain>/service/<name>}; 401 {@code invalid-certificate} otherwise.
+     * Reads only immutable state, so it runs on any thread (the API's guard calls it on an event loop).
+     */
+    String serviceOf(X509Certificate cert) {
+        checkIssuedAndValid(cert, " (nor by a root of its trust bundle)", "");
+        String named = uriSan(cert);
+        String prefix = "spiffe://" + trustDomain + "/service/";
+        String service = named.startsWith(prefix) ? named.substring(prefix.length()) : null;
+        if (service == null || !dev.weft.registry.ServiceNames.isValid(service)) {
+            throw invalid("certificate " + cert.getSerialNumber().toString(16) + " names " + named + ", not "
+                    + prefix + "<service>");
+        }
+        return service;
+    }
+
+    /** 401 {@code invalid-certificate} unless this CA signed {@code cert} and it is valid now; the advice ends each. */
+    private void checkIssuedAndValid(X509Certificate cert, String notOursAdvice, String expiredAdvice) {
+        if (!signedByUs(cert)) {
+            throw invalid("certificate " + cert.getSerialNumber().toString(16) + " was not issued by this CA"
+                    + notOursAdvice);
+        }
+        try {
+            cert.checkValidity(Date.from(clock.instant()));
+        } catch (CertificateExpiredException | CertificateNotYetValidException e) {
+            throw invalid("certificate " + cert.getSerialNumber().toString(16) + " is not valid now (valid "
+                    + cert.getNotBefore().toInstant() + " to " + cert.getNotAfter().toInstant() + ")"
+                    + expiredAdvice);
+        }
     }
 
     /**

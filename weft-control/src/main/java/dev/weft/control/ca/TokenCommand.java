@@ -13,6 +13,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
@@ -55,10 +56,9 @@ public final class TokenCommand implements Runnable {
                 + " service's sidecars until it expires).")
         boolean singleUse;
 
-        @Option(names = "--registry", defaultValue = "weft://127.0.0.1:7700", paramLabel = "URL",
-                description = "The control plane, weft://HOST:PORT (default: ${DEFAULT-VALUE}); it makes tokens only"
-                        + " for callers on its own host.")
-        String registry;
+        /** The control plane, and the operator token that token creation needs (docs/security.md). */
+        @picocli.CommandLine.Mixin
+        dev.weft.registry.cli.ControlPlaneOptions control;
 
         @Spec
         CommandSpec spec;
@@ -66,7 +66,7 @@ public final class TokenCommand implements Runnable {
         @Override
         public Integer call() {
             try {
-                JoinToken t = create(registry, service, ttl, singleUse);
+                JoinToken t = create(control.url(), control.authorization(), service, ttl, singleUse);
                 spec.commandLine().getErr().println("weft token: " + t);
                 spec.commandLine().getOut().println(t.token());
                 spec.commandLine().getOut().flush();
@@ -89,14 +89,34 @@ public final class TokenCommand implements Runnable {
      */
     public static JoinToken create(String registryUrl, String service, Duration ttl, boolean singleUse)
             throws IOException, InterruptedException {
+        return create(registryUrl, new dev.weft.registry.cli.ControlPlaneOptions(registryUrl, null).authorization(),
+                service, ttl, singleUse);
+    }
+
+    /**
+     * As {@link #create(String, String, Duration, boolean)}, with the operator token in {@code adminTokenFile}: the
+     * {@code DATA_DIR/admin.token} of a control plane the caller started with its own data dir.
+     */
+    public static JoinToken create(String registryUrl, Path adminTokenFile, String service, Duration ttl,
+                                   boolean singleUse) throws IOException, InterruptedException {
+        return create(registryUrl, new dev.weft.registry.cli.ControlPlaneOptions(registryUrl, adminTokenFile)
+                .authorization(), service, ttl, singleUse);
+    }
+
+    private static JoinToken create(String registryUrl, String authorization, String service, Duration ttl,
+                                    boolean singleUse) throws IOException, InterruptedException {
         URI base = controlPlane(registryUrl);
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("service", service);
         body.put("ttlMillis", ttl.toMillis());
         body.put("singleUse", singleUse);
-        HttpRequest request = HttpRequest.newBuilder(base.resolve("/v1/tokens")).timeout(Duration.ofSeconds(5))
+        HttpRequest.Builder builder = HttpRequest.newBuilder(base.resolve("/v1/tokens")).timeout(Duration.ofSeconds(5))
                 .header("Content-Type", "application/json")
-                .POST(HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(body))).build();
+                .POST(HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(body)));
+        if (authorization != null) {
+            builder.header("Authorization", authorization);
+        }
+        HttpRequest request = builder.build();
         HttpResponse<String> response;
         try (HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build()) {
             response = http.send(request, HttpResponse.BodyHandlers.ofString());
@@ -107,7 +127,10 @@ public final class TokenCommand implements Runnable {
         JsonNode answer = JSON.readTree(response.body());
         if (response.statusCode() != 200) {
             throw new IOException("the control plane at " + registryUrl + " refused: " + response.statusCode() + " "
-                    + answer.path("error").asText(response.body()));
+                    + answer.path("error").asText(response.body()) + (response.statusCode() == 401
+                    || response.statusCode() == 403 ? (authorization == null ? " (no operator token sent: pass"
+                    + " --admin-token-file, the control plane's DATA_DIR/admin.token)" : " (sent the operator token"
+                    + " given)") : ""));
         }
         return new JoinToken(answer.path("token").asText(), answer.path("id").asText(), answer.path("service").asText(),
                 Instant.parse(answer.path("expiresAt").asText()), answer.path("singleUse").asBoolean());

@@ -2,7 +2,8 @@ package dev.weft.control.cli;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Option;
+import dev.weft.registry.cli.ControlPlaneOptions;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Spec;
 
 import java.io.IOException;
@@ -18,9 +19,9 @@ import java.util.concurrent.Callable;
                 "The dashboard shows the service map, charts over the last hour, traces, policies and sidecars."})
 public final class DashboardCommand implements Callable<Integer> {
 
-    @Option(names = "--registry", paramLabel = "URL", defaultValue = "weft://127.0.0.1:7700",
-            description = "The control plane, as for stat and top (default: ${DEFAULT-VALUE}).")
-    String registry;
+    /** The control plane, as for stat and top; the token checks that the dashboard's data answers. */
+    @Mixin
+    ControlPlaneOptions control;
 
     @Spec
     CommandSpec spec;
@@ -29,7 +30,7 @@ public final class DashboardCommand implements Callable<Integer> {
     public Integer call() {
         String base;
         try {
-            base = Http.base(registry);
+            base = Http.base(control.url());
         } catch (IllegalArgumentException e) {
             spec.commandLine().getErr().println("weft dashboard: " + e.getMessage());
             return 2;
@@ -39,7 +40,13 @@ public final class DashboardCommand implements Callable<Integer> {
         spec.commandLine().getOut().flush();
         try (Http http = new Http()) {
             http.get(URI.create(url));
+            // The page's data, as the page will read it: a control plane that wants a token says so here.
+            http.get(URI.create(base + "/v1/ui/map"), control.authorization());
             return 0;
+        } catch (Http.HttpStatusException e) {
+            spec.commandLine().getErr().println("weft dashboard: " + e.getMessage() + (e.status == 401
+                    ? "; the page asks for the operator token when it opens" : ""));
+            return 1;
         } catch (IOException e) {
             spec.commandLine().getErr().println("weft dashboard: nothing answers there yet (" + e.getMessage()
                     + "); start a control plane with ./weft control");

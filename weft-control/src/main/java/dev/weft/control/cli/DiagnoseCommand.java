@@ -6,6 +6,7 @@ import dev.weft.control.diagnose.Diagnosis;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
@@ -40,9 +41,9 @@ public final class DiagnoseCommand implements Callable<Integer> {
     @Option(names = "--json", description = "Print the control plane's JSON answer as is (for scripts).")
     boolean json;
 
-    @Option(names = "--control", paramLabel = "URL", defaultValue = "weft://127.0.0.1:7700",
-            description = "The control plane (weft://HOST:PORT or http://HOST:PORT) (default: ${DEFAULT-VALUE}).")
-    String control;
+    /** The control plane ({@code --registry}, or {@code --control} as this command called it first) and its token. */
+    @Mixin
+    dev.weft.registry.cli.ControlPlaneOptions control;
 
     @Spec
     CommandSpec spec;
@@ -51,7 +52,7 @@ public final class DiagnoseCommand implements Callable<Integer> {
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        String base = Http.base(spec, control);
+        String base = Http.base(spec, control.url());
         if (window.compareTo(Duration.ofSeconds(1)) < 0 || baseline.isNegative()) {
             throw new CommandLine.ParameterException(spec.commandLine(),
                     "--window must be at least 1s and --baseline at least 0s");
@@ -59,7 +60,7 @@ public final class DiagnoseCommand implements Callable<Integer> {
         URI uri = URI.create(base + "/v1/diagnose?window=" + window.toMillis() + "ms&baseline=" + baseline.toMillis()
                 + "ms");
         try (Http http = new Http()) {
-            String body = http.get(uri);
+            String body = http.get(uri, control.authorization());
             if (json) {
                 out.println(body);
             } else {

@@ -15,7 +15,20 @@ final class Http implements AutoCloseable {
 
     /** @throws IOException naming the URL, for a failed connection or a non-2xx answer */
     String get(URI uri) throws IOException {
-        HttpRequest request = HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5)).GET().build();
+        return get(uri, null);
+    }
+
+    /**
+     * @param authorization the {@code Authorization} header's value (the operator token, for the control plane only;
+     *                      {@link #authorizationFor}), or null
+     * @throws IOException naming the URL, for a failed connection or a non-2xx answer
+     */
+    String get(URI uri, String authorization) throws IOException {
+        HttpRequest.Builder builder = HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(5)).GET();
+        if (authorization != null) {
+            builder.header("Authorization", authorization);
+        }
+        HttpRequest request = builder.build();
         HttpResponse<String> response;
         try {
             response = client.send(request, HttpResponse.BodyHandlers.ofString());
@@ -29,7 +42,10 @@ final class Http implements AutoCloseable {
         if (response.statusCode() / 100 != 2) {
             String body = response.body() == null ? "" : response.body().strip();
             throw new HttpStatusException(response.statusCode(), "GET " + uri + " answered " + response.statusCode()
-                    + (body.isEmpty() ? "" : ": " + (body.length() > 300 ? body.substring(0, 300) + "..." : body)));
+                    + (body.isEmpty() ? "" : ": " + (body.length() > 300 ? body.substring(0, 300) + "..." : body))
+                    + (response.statusCode() == 401 || response.statusCode() == 403 ? (authorization == null
+                    ? " (no operator token sent: pass --admin-token-file, the control plane's DATA_DIR/admin.token)"
+                    : " (sent the operator token of --admin-token-file)") : ""));
         }
         return response.body();
     }
@@ -76,6 +92,14 @@ final class Http implements AutoCloseable {
         } catch (IllegalArgumentException e) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
+    }
+
+    /**
+     * The operator token's header for {@code target} if it is the control plane of {@code control}, else null: a
+     * Zipkin server named with {@code --collector} never gets the token.
+     */
+    static String authorizationFor(String target, dev.weft.registry.cli.ControlPlaneOptions control) {
+        return target == null || base(target).equals(base(control.url())) ? control.authorization() : null;
     }
 
     @Override

@@ -30,8 +30,12 @@ public final class MeshView implements AutoCloseable {
     private final Http http = new Http();
     private final ExecutorService scrapers = Executors.newVirtualThreadPerTaskExecutor();
 
-    /** Sidecars registered with the control plane at {@code registry}, plus notes on those that cannot be read. */
-    List<Target> discover(String registry, List<String> notes) throws IOException {
+    /**
+     * Sidecars registered with the control plane at {@code registry}, plus notes on those that cannot be read.
+     *
+     * @param authorization the operator token's header, or null (enough from loopback to a local control plane)
+     */
+    List<Target> discover(String registry, String authorization, List<String> notes) throws IOException {
         if (!registry.startsWith("weft://") && !registry.startsWith("http")) {
             throw new IllegalArgumentException("cannot list sidecars through '" + registry + "': stat and top discover"
                     + " them through a weft:// control plane; with another registry pass --admin HOST:PORT for each"
@@ -39,11 +43,12 @@ public final class MeshView implements AutoCloseable {
         }
         String base = Http.base(registry);
         List<Target> targets = new ArrayList<>();
-        JsonNode services = MAPPER.readTree(http.get(URI.create(base + "/v1/services"))).path("services");
+        JsonNode services = MAPPER.readTree(http.get(URI.create(base + "/v1/services"), authorization))
+                .path("services");
         for (JsonNode s : services) {
             String name = s.path("name").asText();
             JsonNode snapshot = MAPPER.readTree(http.get(URI.create(base + "/v1/services/"
-                    + URLEncoder.encode(name, StandardCharsets.UTF_8))));
+                    + URLEncoder.encode(name, StandardCharsets.UTF_8)), authorization));
             for (JsonNode e : snapshot.path("endpoints")) {
                 String admin = e.path("metadata").path(ADMIN_METADATA).asText("");
                 String id = e.path("id").asText();
@@ -104,10 +109,11 @@ public final class MeshView implements AutoCloseable {
     }
 
     /** Spans of the last {@code window} from a collector (control plane or Zipkin). */
-    List<List<TraceSpan>> traces(String collector, Duration window, int limit) throws IOException {
+    List<List<TraceSpan>> traces(String collector, String authorization, Duration window, int limit)
+            throws IOException {
         String base = Http.base(collector);
         return TraceSpan.parseTraces(http.get(URI.create(base + "/api/v2/traces?limit=" + limit + "&lookback="
-                + window.toMillis() + "&endTs=" + System.currentTimeMillis())));
+                + window.toMillis() + "&endTs=" + System.currentTimeMillis()), authorization));
     }
 
     @Override

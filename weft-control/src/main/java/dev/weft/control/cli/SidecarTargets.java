@@ -1,5 +1,7 @@
 package dev.weft.control.cli;
 
+import dev.weft.registry.cli.ControlPlaneOptions;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
@@ -11,9 +13,9 @@ import java.util.List;
  * listeners named with {@code --admin}. A picocli mixin, so both commands take the same flags with the same words.
  */
 final class SidecarTargets {
-    @Option(names = "--registry", paramLabel = "URL", defaultValue = "weft://127.0.0.1:7700",
-            description = "Control plane to find the sidecars through (default: ${DEFAULT-VALUE}).")
-    String registry;
+    /** The control plane to find the sidecars through, and the operator token it may want. */
+    @Mixin
+    ControlPlaneOptions control;
 
     @Option(names = "--admin", paramLabel = "HOST:PORT",
             description = "Repeatable. Read these sidecar admin listeners instead of asking the registry.")
@@ -24,9 +26,9 @@ final class SidecarTargets {
         if (!admins.isEmpty()) {
             return MeshView.explicit(admins);
         }
-        List<MeshView.Target> found = view.discover(registry, notes);
+        List<MeshView.Target> found = view.discover(control.url(), control.authorization(), notes);
         if (found.isEmpty()) {
-            notes.add("no sidecars found in " + registry);
+            notes.add("no sidecars found in " + control.url());
         }
         return found;
     }

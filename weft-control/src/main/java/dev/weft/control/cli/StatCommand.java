@@ -59,7 +59,8 @@ public final class StatCommand implements Callable<Integer> {
         }
         try (MeshView view = new MeshView()) {
             MeshStats.Report report = source.equals("spans")
-                    ? fromSpans(view, collector != null ? collector : sidecars.registry, window)
+                    ? fromSpans(view, collector != null ? collector : sidecars.control.url(),
+                            Http.authorizationFor(collector, sidecars.control), window)
                     : fromMetrics(view, sidecars, interval);
             out.print(MeshStats.render(report));
             out.flush();
@@ -88,9 +89,10 @@ public final class StatCommand implements Callable<Integer> {
         return MeshStats.fromScrapes(before, after, seconds, notes);
     }
 
-    static MeshStats.Report fromSpans(MeshView view, String collector, Duration window) throws IOException {
+    static MeshStats.Report fromSpans(MeshView view, String collector, String authorization, Duration window)
+            throws IOException {
         List<String> notes = new ArrayList<>();
-        List<List<TraceSpan>> traces = view.traces(collector, window, 10_000);
+        List<List<TraceSpan>> traces = view.traces(collector, authorization, window, 10_000);
         if (traces.size() >= 10_000) {
             notes.add("10000 traces read: the rates undercount; use a shorter --window");
         }

@@ -33,8 +33,13 @@ public final class TraceCommand implements Callable<Integer> {
     @Parameters(arity = "0..1", paramLabel = "TRACE_ID", description = "Print this trace as a waterfall.")
     String traceId;
 
-    @Option(names = "--collector", paramLabel = "URL", defaultValue = "weft://127.0.0.1:7700",
-            description = "Control plane (weft://HOST:PORT) or Zipkin server (http://HOST:9411) (default: ${DEFAULT-VALUE}).")
+    /** The control plane, and the operator token that reading its traces may need. */
+    @picocli.CommandLine.Mixin
+    dev.weft.registry.cli.ControlPlaneOptions control;
+
+    @Option(names = "--collector", paramLabel = "URL",
+            description = "A Zipkin server (http://HOST:9411) to read instead of the control plane (default: --registry);"
+                    + " the operator token is never sent to it.")
     String collector;
 
     @Option(names = "--lookback", paramLabel = "DURATION", defaultValue = "15m", converter = DurationConverter.class,
@@ -67,11 +72,15 @@ public final class TraceCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
+    /** The operator token's header when reading the control plane; null for a Zipkin server. */
+    private String authorization;
+
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
-        String base = Http.base(spec, collector);
+        String base = Http.base(spec, collector != null ? collector : control.url());
+        authorization = Http.authorizationFor(collector, control);
         if (limit < 1 || scan < 1 || width < 10) {
             throw new CommandLine.ParameterException(spec.commandLine(),
                     "--limit and --scan must be >= 1 and --width >= 10");
@@ -83,7 +92,8 @@ public final class TraceCommand implements Callable<Integer> {
                     throw new CommandLine.ParameterException(spec.commandLine(), "invalid trace id '" + traceId
                             + "' (expected 16 or 32 hex digits, as listed by ./weft trace)");
                 }
-                List<TraceSpan> spans = TraceSpan.parseTrace(http.get(URI.create(base + "/api/v2/trace/" + id)));
+                List<TraceSpan> spans = TraceSpan.parseTrace(http.get(URI.create(base + "/api/v2/trace/" + id),
+                        authorization));
                 out.print(Waterfall.render(spans, width));
             } else {
                 out.print(list(http, base));
@@ -148,7 +158,7 @@ public final class TraceCommand implements Callable<Integer> {
             q.append("&annotationQuery=error");
         }
         List<Waterfall.Summary> summaries = new ArrayList<>();
-        for (List<TraceSpan> t : TraceSpan.parseTraces(http.get(URI.create(q.toString())))) {
+        for (List<TraceSpan> t : TraceSpan.parseTraces(http.get(URI.create(q.toString()), authorization))) {
             if (!t.isEmpty()) {
                 summaries.add(Waterfall.summarize(t));
             }

@@ -1,8 +1,28 @@
 // Reading the control plane's JSON, and formatting numbers the same way on every page.
 
+// The operator token, for a control plane that wants credentials for topology reads (any but a local one read
+// from its own machine: docs/security.md). Asked for once, on the first 401, and kept for this tab only
+// (sessionStorage), never in the URL. It is sent as Authorization: Bearer, as the CLI sends it.
+const TOKEN_KEY = 'weft-operator-token';
+let asked = false;
+
+function headers() {
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  return token ? { Authorization: `Bearer ${token}` } : {};
+}
+
 /** GET a JSON document; throws an Error carrying the server's message (and .status) on a non-2xx answer. */
 export async function getJson(url) {
-  const r = await fetch(url, { cache: 'no-store' });
+  let r = await fetch(url, { cache: 'no-store', headers: headers() });
+  if (r.status === 401 && !asked) {
+    asked = true;
+    const token = window.prompt('This control plane wants the operator token (the first line of its admin.token,'
+      + ' or of --admin-token-file) to show the mesh:');
+    if (token && token.trim()) {
+      sessionStorage.setItem(TOKEN_KEY, token.trim());
+      r = await fetch(url, { cache: 'no-store', headers: headers() });
+    }
+  }
   const text = await r.text();
   let body = null;
   try { body = text ? JSON.parse(text) : null; } catch { body = null; }

@@ -61,11 +61,44 @@ final class CaFixture implements AutoCloseable {
     /** A status and the parsed JSON body. */
     record Answer(int status, JsonNode body, String text) {}
 
+    /** The operator token the control plane generated in its data dir. */
+    String operatorToken() {
+        return dev.weft.registry.auth.ControlCredentials.readToken(dir.resolve("data").resolve(AdminToken.FILE));
+    }
+
+    /** POSTs as the operator (the routes that need no credentials ignore them). */
     Answer post(String path, Map<String, ?> body) throws Exception {
-        HttpResponse<String> r = http.send(HttpRequest.newBuilder(base.resolve(path)).timeout(Duration.ofSeconds(5))
+        return post(path, body, "Bearer " + operatorToken());
+    }
+
+    /** @param authorization the Authorization header, or null to send none */
+    Answer post(String path, Map<String, ?> body, String authorization) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(base.resolve(path)).timeout(Duration.ofSeconds(5));
+        if (authorization != null) {
+            b.header("Authorization", authorization);
+        }
+        HttpResponse<String> r = http.send(b
                 .POST(HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(body))).build(),
                 HttpResponse.BodyHandlers.ofString());
         return new Answer(r.statusCode(), JSON.readTree(r.body()), r.body());
+    }
+
+    /** Any request, with {@code authorization} (or none when null); the answer's JSON, or null for another body. */
+    Answer send(String method, String path, String body, String authorization) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(base.resolve(path)).timeout(Duration.ofSeconds(5))
+                .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
+                        : HttpRequest.BodyPublishers.ofString(body));
+        if (authorization != null) {
+            b.header("Authorization", authorization);
+        }
+        HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+        JsonNode json;
+        try {
+            json = JSON.readTree(r.body());
+        } catch (java.io.IOException e) {
+            json = null;
+        }
+        return new Answer(r.statusCode(), json, r.body());
     }
 
     String get(String path) throws Exception {

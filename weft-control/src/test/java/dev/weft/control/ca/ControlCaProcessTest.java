@@ -55,7 +55,8 @@ class ControlCaProcessTest {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
         int exit = new CommandLine(new TokenCommand()).setOut(new PrintWriter(out)).setErr(new PrintWriter(err))
-                .execute("create", "--service", "provider", "--ttl", "5m", "--registry", "weft://127.0.0.1:" + port);
+                .execute("create", "--service", "provider", "--ttl", "5m", "--registry", "weft://127.0.0.1:" + port,
+                        "--admin-token-file", dir.resolve("data/admin.token").toString());
         assertThat(exit).as(err.toString()).isZero();
         String token = out.toString().strip();
         assertThat(token).startsWith(JoinTokens.PREFIX);

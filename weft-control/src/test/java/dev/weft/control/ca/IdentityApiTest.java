@@ -170,7 +170,30 @@ class IdentityApiTest {
     }
 
     @Test
-    void joinTokensAreMadeOnlyForCallersOnTheControlPlanesLoopback() throws Exception {
+    void joinTokensAreMadeOnlyForTheOperatorFromLoopbackOrNot() throws Exception {
+        // Until operator credentials existed, tokens were made for loopback callers only; now the operator token
+        // decides, wherever the caller is (docs/security.md).
+        try (CaFixture f = new CaFixture(dir.resolve("local"), CertificateAuthority.Settings.defaults())) {
+            CaFixture.Answer anonymous = f.post("/v1/tokens", Map.of("service", "provider"), null);
+            assertThat(anonymous.status()).isEqualTo(401);
+            assertThat(anonymous.body().get("code").asText()).isEqualTo("no-credentials");
+            assertThat(anonymous.body().get("error").asText()).contains("needs the operator token");
+            CaFixture.Answer wrong = f.post("/v1/tokens", Map.of("service", "provider"), "Bearer not-the-token");
+            assertThat(wrong.status()).isEqualTo(401);
+            assertThat(wrong.body().get("code").asText()).isEqualTo("invalid-token");
+            CaFixture.Answer a = f.post("/v1/tokens", Map.of("service", "provider", "ttlMillis", 60_000));
+            assertThat(a.status()).as(a.text()).isEqualTo(200);
+            assertThat(a.body().get("token").asText()).startsWith(JoinTokens.PREFIX).hasSize(51);
+            assertThat(a.body().get("id").asText()).hasSize(16);
+            // A join token is a sidecar's credential: it may not make tokens.
+            CaFixture.Answer bySidecar = f.post("/v1/tokens", Map.of("service", "provider"),
+                    "Bearer " + a.body().get("token").asText());
+            assertThat(bySidecar.status()).isEqualTo(403);
+            assertThat(bySidecar.body().get("code").asText()).isEqualTo("operator-only");
+            assertThat(f.get("/metrics")).contains("weft_control_refused_total{reason=\"no-credentials\"} 1")
+                    .contains("weft_control_refused_total{reason=\"invalid-token\"} 1")
+                    .contains("weft_control_refused_total{reason=\"operator-only\"} 1");
+        }
         InetAddress outside = null;
         for (NetworkInterface nic : Collections.list(NetworkInterface.getNetworkInterfaces())) {
             for (InetAddress a : Collections.list(nic.getInetAddresses())) {
@@ -181,19 +204,13 @@ class IdentityApiTest {
         }
         assumeThat(outside).as("a non-loopback IPv4 address on this machine").isNotNull();
         try (CaFixture f = new CaFixture(dir, CertificateAuthority.Settings.defaults(), outside.getHostAddress())) {
+            assertThat(f.post("/v1/tokens", Map.of("service", "provider"), null).status()).isEqualTo(401);
             CaFixture.Answer a = f.post("/v1/tokens", Map.of("service", "provider"));
-            assertThat(a.status()).isEqualTo(403);
-            assertThat(a.body().get("error").asText()).contains("only for callers on this host's loopback");
-            // Certificates are another matter: sidecars on other hosts need them.
-            CaFixture.Answer issued = f.issue("provider", f.token("provider", Duration.ofMinutes(1), false),
+            assertThat(a.status()).as(a.text()).isEqualTo(200);
+            // Certificates are another matter: sidecars on other hosts need them, and pay with the token itself.
+            CaFixture.Answer issued = f.issue("provider", a.body().get("token").asText(),
                     CaFixture.csrPem(CaFixture.p256()));
             assertThat(issued.status()).isEqualTo(200);
-        }
-        try (CaFixture f = new CaFixture(dir.resolve("local"), CertificateAuthority.Settings.defaults())) {
-            CaFixture.Answer a = f.post("/v1/tokens", Map.of("service", "provider", "ttlMillis", 60_000));
-            assertThat(a.status()).as(a.text()).isEqualTo(200);
-            assertThat(a.body().get("token").asText()).startsWith(JoinTokens.PREFIX).hasSize(51);
-            assertThat(a.body().get("id").asText()).hasSize(16);
         }
     }
 

@@ -148,6 +148,8 @@ class DiagnoseApiTest {
 
     private HttpResponse<String> send(String method, String path, String body) throws Exception {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(10))
+                // The operator token the control plane generated: storing a policy needs it.
+                .header("Authorization", dev.weft.control.Operator.header(dataDir))
                 .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
         return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
     }

@@ -39,7 +39,8 @@ class DashboardScaleTest {
         InetSocketAddress a = control.start(new InetSocketAddress("127.0.0.1", 0), dataDir);
         base = "http://127.0.0.1:" + a.getPort();
         http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-        SyntheticRegistrations.register(base, 200, 10, Duration.ofMinutes(2));
+        SyntheticRegistrations.register(base, dev.weft.control.Operator.token(dataDir), 200, 10,
+                Duration.ofMinutes(2));
     }
 
     @AfterAll

@@ -69,8 +69,8 @@ public final class SidecarIdentity implements AutoCloseable {
     public static SidecarIdentity start(String service, String registryUrl, Path tokenFile, MtlsMode mode) {
         if (mode == MtlsMode.OFF) {
             if (tokenFile != null) {
-                LOG.log(System.Logger.Level.WARNING, "weft: --mtls off: no certificate is requested, --token-file "
-                        + tokenFile + " is not used");
+                LOG.log(System.Logger.Level.INFO, "weft: --mtls off: no certificate is requested; --token-file "
+                        + tokenFile + " only proves the registration to the control plane");
             }
             return null;
         }

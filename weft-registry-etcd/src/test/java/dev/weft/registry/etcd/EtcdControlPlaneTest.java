@@ -44,9 +44,34 @@ class EtcdControlPlaneTest {
     private ControlPlane control;
     private String base;
 
+    /** The operator token the control plane takes: with etcd it is not in local mode, so every read needs it too. */
+    private static final String OPERATOR = "test-operator-token-" + java.util.UUID.randomUUID();
+    private dev.weft.control.ca.CertificateAuthority ca;
+
+    /** A control plane with an operator token and a CA (for the join tokens of the sidecars registering through it). */
+    private ControlPlane newControlPlane() throws Exception {
+        ca = dev.weft.control.ca.CertificateAuthority.open(etcd.tempDir("ca"),
+                dev.weft.control.ca.CertificateAuthority.Settings.defaults());
+        return new ControlPlane().authority(ca).adminToken(dev.weft.control.ca.AdminToken.inMemory(OPERATOR));
+    }
+
+    private java.nio.file.Path tokenFile(String service) {
+        try {
+            return java.nio.file.Files.writeString(java.nio.file.Files.createTempFile(etcd.tempDir("tokens"), service,
+                    ".token"), ca.createToken(service, Duration.ofMinutes(10), false).join().token());
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot write a join token for " + service, e);
+        }
+    }
+
+    private Registry viaControl() {
+        return Registries.open("weft://127.0.0.1:" + control.address().getPort(),
+                dev.weft.registry.auth.ControlCredentials.bearer(OPERATOR));
+    }
+
     private EtcdCluster startControlPlaneOnEtcd() throws Exception {
         EtcdCluster cluster = etcd.single();
-        control = new ControlPlane();
+        control = newControlPlane();
         // Through ServiceLoader, by scheme, as `./weft control --registry` opens it.
         InetSocketAddress bound = control.start(new InetSocketAddress("127.0.0.1", 0),
                 ControlBackendProvider.open(cluster.url(), Duration.ofSeconds(10)));
@@ -67,7 +92,8 @@ class EtcdControlPlaneTest {
     }
 
     private HttpResponse<String> send(String method, String path, String body) throws Exception {
-        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(10));
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(10))
+                .header("Authorization", "Bearer " + OPERATOR);
         b.method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
         return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
     }
@@ -76,6 +102,18 @@ class EtcdControlPlaneTest {
         HttpResponse<String> r = send("GET", path, null);
         assertThat(r.statusCode()).as("GET %s: %s", path, r.body()).isEqualTo(200);
         return JSON.readTree(r.body());
+    }
+
+    @Test
+    void on_etcd_the_control_plane_is_not_in_local_mode_so_even_loopback_reads_need_credentials() throws Exception {
+        startControlPlaneOnEtcd();
+        HttpResponse<String> anonymous = http.send(HttpRequest.newBuilder(URI.create(base + "/v1/services"))
+                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(anonymous.statusCode()).as(anonymous.body()).isEqualTo(401);
+        assertThat(anonymous.body()).contains("no-credentials").contains("reveals the mesh's topology");
+        assertThat(send("GET", "/v1/services", null).statusCode()).as("with the operator token").isEqualTo(200);
+        assertThat(http.send(HttpRequest.newBuilder(URI.create(base + "/v1/health")).build(),
+                HttpResponse.BodyHandlers.ofString()).statusCode()).as("probes stay open").isEqualTo(200);
     }
 
     @Test
@@ -104,7 +142,7 @@ class EtcdControlPlaneTest {
     @Test
     void sidecars_on_the_control_plane_and_on_etcd_see_the_same_endpoints_and_etcdctl_agrees() throws Exception {
         EtcdCluster cluster = startControlPlaneOnEtcd();
-        try (Registry viaControl = Registries.open("weft://127.0.0.1:" + control.address().getPort());
+        try (Registry viaControl = viaControl();
              Registry viaEtcd = Registries.open(cluster.url())) {
             Recorder controlWatcher = new Recorder();
             Recorder etcdWatcher = new Recorder();
@@ -141,7 +179,8 @@ class EtcdControlPlaneTest {
     void requests_flow_from_a_consumer_sidecar_on_etcd_to_provider_sidecars_registered_through_the_control_plane()
             throws Exception {
         EtcdCluster cluster = startControlPlaneOnEtcd();
-        try (EtcdMesh mesh = new EtcdMesh("weft://127.0.0.1:" + control.address().getPort(), cluster.url()).start(2)) {
+        try (EtcdMesh mesh = new EtcdMesh("weft://127.0.0.1:" + control.address().getPort(), cluster.url())
+                .tokenFiles(this::tokenFile).start(2)) {
             assertThat(cluster.etcdctl("get", "--prefix", "/weft/v1/services/provider/", "--keys-only"))
                     .contains("/weft/v1/services/provider/provider-1", "/weft/v1/services/provider/provider-2");
             try (EtcdMesh.Load load = new EtcdMesh.Load(mesh.upstreamPort(), 4, Duration.ofSeconds(30))) {
@@ -156,7 +195,7 @@ class EtcdControlPlaneTest {
     @Test
     void a_policy_put_through_the_control_api_is_in_etcd_and_reaches_sidecars_of_both_kinds() throws Exception {
         EtcdCluster cluster = startControlPlaneOnEtcd();
-        try (Registry viaControl = Registries.open("weft://127.0.0.1:" + control.address().getPort());
+        try (Registry viaControl = viaControl();
              Registry viaEtcd = Registries.open(cluster.url())) {
             AtomicReference<Map<String, String>> seenViaControl = new AtomicReference<>();
             AtomicReference<Map<String, String>> seenViaEtcd = new AtomicReference<>();
@@ -233,7 +272,7 @@ class EtcdControlPlaneTest {
                 .hasMessageMatching("(?is).*bad_certificate.*") // the JDK says bad_certificate, BoringSSL BAD_CERTIFICATE
                 .hasMessageContaining("check the TLS options");
 
-        control = new ControlPlane();
+        control = newControlPlane();
         InetSocketAddress bound = control.start(new InetSocketAddress("127.0.0.1", 0), ControlBackendProvider.open(
                 cluster.url() + "?ca=" + pki.caFile + "&cert=" + client.cert() + "&key=" + client.key(),
                 Duration.ofSeconds(10)));

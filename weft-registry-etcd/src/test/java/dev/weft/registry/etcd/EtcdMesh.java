@@ -35,6 +35,9 @@ final class EtcdMesh implements AutoCloseable {
     private final String providerRegistryUrl;
     private final String consumerRegistryUrl;
 
+    /** Join tokens for the sidecars on a weft:// control plane (their registrations need credentials), by service. */
+    private java.util.function.Function<String, java.nio.file.Path> tokenFiles = service -> null;
+
     EtcdMesh(String registryUrl) {
         this(registryUrl, registryUrl);
     }
@@ -43,6 +46,12 @@ final class EtcdMesh implements AutoCloseable {
     EtcdMesh(String providerRegistryUrl, String consumerRegistryUrl) {
         this.providerRegistryUrl = providerRegistryUrl;
         this.consumerRegistryUrl = consumerRegistryUrl;
+    }
+
+    /** Where the sidecars registering through a control plane find their join token; before {@link #start}. */
+    EtcdMesh tokenFiles(java.util.function.Function<String, java.nio.file.Path> byService) {
+        this.tokenFiles = byService;
+        return this;
     }
 
     /** Starts {@code count} providers and the consumer; waits until every sidecar is ready and sees every provider. */
@@ -80,10 +89,12 @@ final class EtcdMesh implements AutoCloseable {
 
     private Sidecar sidecar(String service, String id, InetSocketAddress app, Map<String, InetSocketAddress> upstreams)
             throws Exception {
+        String registry = service.equals("consumer") ? consumerRegistryUrl : providerRegistryUrl;
         SidecarConfig config = SidecarConfig.builder(service, app).instanceId(id)
                 .inbound(new InetSocketAddress("127.0.0.1", 0)).upstreams(upstreams)
                 .admin(new InetSocketAddress("127.0.0.1", 0))
-                .registry(service.equals("consumer") ? consumerRegistryUrl : providerRegistryUrl).weight(1).capacity(0)
+                .registry(registry).weight(1).capacity(0)
+                .tokenFile(registry.startsWith("weft://") ? tokenFiles.apply(service) : null)
                 .queueSize(2048).queueTimeout(Duration.ofSeconds(10)).leaseTtl(LEASE_TTL)
                 .balancer("weighted-round-robin").collaborator("event-loop").workers(1).meshProtocol("wmp")
                 .meshConnectionsPerPeer(1).drainTimeout(Duration.ofSeconds(2)).build();

@@ -44,9 +44,9 @@ final class PolicyPoller implements Watch {
         Backoff backoff = new Backoff();
         while (!closed && !registry.isClosed()) {
             try {
-                SmallHttpClient.Response response = registry.http.sendBlocking("GET",
-                        registry.uri("/v1/policies?revision=" + revision + "&wait=" + WAIT.toSeconds() + "s"),
-                        Map.of("Accept", "application/json"), null, 0, 0, WAIT.plusSeconds(5));
+                String path = "/v1/policies?revision=" + revision + "&wait=" + WAIT.toSeconds() + "s";
+                SmallHttpClient.Response response = registry.http.sendBlocking("GET", registry.uri(path),
+                        registry.headers("GET", path, null, null), null, 0, 0, WAIT.plusSeconds(5));
                 if (response.status() != 200) {
                     throw new java.io.IOException("GET /v1/policies: " + registry.errorText(
                             new WeftRegistry.Reply(response.status(), response.body())));

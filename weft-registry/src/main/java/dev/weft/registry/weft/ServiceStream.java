@@ -84,7 +84,8 @@ final class ServiceStream {
         lastHeardNanos = System.nanoTime();
         String path = "/v1/watch/" + WeftRegistry.segment(service) + (revision >= 0 ? "?revision=" + revision : "");
         // No request timeout: it would cut the stream; the silence check covers a hung connect or header phase too.
-        exchange = registry.http.stream(registry.uri(path), Map.of("Accept", "application/x-ndjson"), new Lines(gen));
+        exchange = registry.http.stream(registry.uri(path),
+                registry.headers("GET", path, null, null, "application/x-ndjson"), new Lines(gen));
     }
 
     private void refused(long gen, int status, byte[] body) {

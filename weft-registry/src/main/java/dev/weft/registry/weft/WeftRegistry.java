@@ -7,6 +7,7 @@ import dev.weft.registry.Registration;
 import dev.weft.registry.Registry;
 import dev.weft.registry.RegistryHealth;
 import dev.weft.registry.Watch;
+import dev.weft.registry.auth.ControlCredentials;
 import dev.weft.registry.http.SmallHttpClient;
 import dev.weft.registry.support.ConnectionHealth;
 import dev.weft.registry.support.JsonValues;
@@ -70,6 +71,8 @@ public final class WeftRegistry implements Registry {
     final SmallHttpClient http;
     final ConnectionHealth health;
     final Duration streamSilenceLimit;
+    /** What each request proves itself with (docs/security.md); {@link ControlCredentials#NONE} sends nothing. */
+    private final ControlCredentials credentials;
     private final ScheduledThreadPoolExecutor events;
     // Event thread only.
     private final Map<String, ServiceStream> streams = new HashMap<>();
@@ -79,7 +82,15 @@ public final class WeftRegistry implements Registry {
 
     /** @param uri {@code weft://HOST[:PORT]}; the port defaults to {@value #DEFAULT_PORT} */
     public WeftRegistry(URI uri) {
-        this(uri, Duration.ofSeconds(7));
+        this(uri, ControlCredentials.NONE);
+    }
+
+    /**
+     * @param credentials sent with every request: registrations, watches and policy reads (the control plane wants
+     *                    them for writes, and for topology reads unless it exempts loopback in its local mode)
+     */
+    public WeftRegistry(URI uri, ControlCredentials credentials) {
+        this(uri, Duration.ofSeconds(7), credentials);
     }
 
     /**
@@ -87,7 +98,12 @@ public final class WeftRegistry implements Registry {
      *                           the control plane sends a heartbeat line every 2 s by default, so 7 s is three missed
      */
     WeftRegistry(URI uri, Duration streamSilenceLimit) {
+        this(uri, streamSilenceLimit, ControlCredentials.NONE);
+    }
+
+    WeftRegistry(URI uri, Duration streamSilenceLimit, ControlCredentials credentials) {
         Objects.requireNonNull(uri, "uri");
+        this.credentials = Objects.requireNonNull(credentials, "credentials");
         if (!"weft".equalsIgnoreCase(uri.getScheme()) || uri.getHost() == null) {
             throw new IllegalArgumentException("invalid weft registry URL '" + uri
                     + "' (expected weft://HOST:PORT, e.g. weft://127.0.0.1:7700)");
@@ -144,9 +160,9 @@ public final class WeftRegistry implements Registry {
         requireOpen();
         byte[] yaml = document.getBytes(StandardCharsets.UTF_8);
         try {
-            SmallHttpClient.Response response = http.sendBlocking("PUT", uri("/v1/policies/" + segment(name)),
-                    Map.of("Content-Type", "application/yaml", "Accept", "application/json"), yaml, 0, yaml.length,
-                    Duration.ofSeconds(5));
+            String path = "/v1/policies/" + segment(name);
+            SmallHttpClient.Response response = http.sendBlocking("PUT", uri(path),
+                    headers("PUT", path, yaml, "application/yaml"), yaml, 0, yaml.length, Duration.ofSeconds(5));
             Reply reply = new Reply(response.status(), response.body());
             if (!reply.ok()) {
                 throw new IOException("control plane at " + target + " refused policy '" + name + "': " + errorText(reply));
@@ -278,7 +294,8 @@ public final class WeftRegistry implements Registry {
      */
     CompletableFuture<Reply> call(String method, String path, Map<String, Object> body, Duration timeout) {
         byte[] bytes = body == null ? null : JsonValues.write(body, false);
-        return http.send(method, uri(path), headers(bytes), bytes, timeout).handle((response, error) -> {
+        Map<String, String> headers = headers(method, path, bytes, "application/json");
+        return http.send(method, uri(path), headers, bytes, timeout).handle((response, error) -> {
             if (error != null) {
                 health.failure(describe(method, path, error));
                 throw error instanceof CompletionException ce ? ce : new CompletionException(error);
@@ -296,7 +313,8 @@ public final class WeftRegistry implements Registry {
     /** The blocking variant, for {@link Registration#close()}; never throws. */
     Reply callBlocking(String method, String path, Duration timeout) {
         try {
-            SmallHttpClient.Response response = http.sendBlocking(method, uri(path), headers(null), null, 0, 0, timeout);
+            SmallHttpClient.Response response = http.sendBlocking(method, uri(path), headers(method, path, null, null),
+                    null, 0, 0, timeout);
             health.success();
             return new Reply(response.status(), response.body());
         } catch (InterruptedException e) {
@@ -310,9 +328,22 @@ public final class WeftRegistry implements Registry {
         }
     }
 
-    private static Map<String, String> headers(byte[] jsonBody) {
-        return jsonBody == null ? Map.of("Accept", "application/json")
-                : Map.of("Accept", "application/json", "Content-Type", "application/json");
+    /** The headers of one request to {@code path} (the raw path and query), with its credentials. */
+    Map<String, String> headers(String method, String path, byte[] body, String contentType) {
+        return headers(method, path, body, contentType, "application/json");
+    }
+
+    Map<String, String> headers(String method, String path, byte[] body, String contentType, String accept) {
+        Map<String, String> h = new HashMap<>(4);
+        h.put("Accept", accept);
+        if (body != null) {
+            h.put("Content-Type", contentType);
+        }
+        String authorization = credentials.authorization(method, path, body);
+        if (authorization != null) {
+            h.put("Authorization", authorization);
+        }
+        return h;
     }
 
     /** The control plane's error code ("unknown-lease", ...) or null. */

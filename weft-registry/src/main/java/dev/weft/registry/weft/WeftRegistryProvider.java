@@ -16,4 +16,9 @@ public final class WeftRegistryProvider implements RegistryProvider {
     public Registry open(URI uri) {
         return new WeftRegistry(uri);
     }
+
+    @Override
+    public Registry open(URI uri, dev.weft.registry.auth.ControlCredentials credentials) {
+        return new WeftRegistry(uri, credentials);
+    }
 }
