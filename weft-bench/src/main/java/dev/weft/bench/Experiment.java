@@ -80,6 +80,8 @@ public final class Experiment implements AutoCloseable {
     private Path runDir;
     private String registry;
     private String traceEndpoint;
+    /** The control plane's {@code HOST:PORT}; null when the data plane runs none. */
+    private String controlAddress;
     private Topology topology;
     private boolean failed;
     private boolean keepLogs;
@@ -280,6 +282,7 @@ public final class Experiment implements AutoCloseable {
                         "control", "--listen", LOOPBACK + ":0", "--registry", external);
         String address = control.awaitOutput(CONTROL_READY, "weft control listening on HOST:PORT",
                 settings.startTimeout()).group(1);
+        controlAddress = address;
         say("control plane ready on " + address + (external == null ? "" : " (state in " + Registries.redact(external) + ")")
                 + " (pid " + control.pid() + ")");
         controlPid = control.pid();
@@ -374,6 +377,17 @@ public final class Experiment implements AutoCloseable {
         public void say(String line) {
             Experiment.this.say(line);
         }
+
+        @Override
+        public Path joinToken(String service, String sidecar) throws ExperimentException, InterruptedException {
+            if (controlAddress == null || settings.registry() != null) {
+                throw new ExperimentException("sidecar " + sidecar + " needs a join token, which only the control"
+                        + " plane's own registry can give (weft://; the registry " + settings.registry()
+                        + " has no certificate authority)");
+            }
+            return MeshTokens.create("weft://" + controlAddress, runDir.resolve("control-data"), service,
+                    runDir.resolve(sidecar + ".token"));
+        }
     }
 
     /**
@@ -458,7 +472,8 @@ public final class Experiment implements AutoCloseable {
 
     private void say(String line) {
         if (settings.out() != null) {
-            boolean demo = settings.shape() == Shape.MESH && settings.dataPlane().equals(WeftDataPlane.defaults());
+            boolean demo = settings.shape() == Shape.MESH && (settings.dataPlane().equals(WeftDataPlane.defaults())
+                    || settings.dataPlane().equals(WeftDataPlane.demo()));
             settings.out().println((demo ? "demo" : settings.dataPlane().name() + " " + settings.shape()
                     .name().toLowerCase(java.util.Locale.ROOT)) + ": " + line);
         }
