@@ -159,6 +159,19 @@ class CertificateRequestFuzzTest {
                 "wrong-service");
     }
 
+    @Test
+    void explicitCurveParametersHoldingAStringThatIsNotUtf8AreRefusedAsABadCsrNotA500() throws Exception {
+        // Found by the second fuzzing run (the crash- file in the corpus): the refusal's message printed the
+        // parameters, and BouncyCastle's toString threw IllegalArgumentException on the invalid UTF-8.
+        byte[] input = Files.readAllBytes(Path.of(CertificateRequestFuzzTest.class.getResource(
+                "CertificateRequestFuzzTestInputs/" + TARGET + "/crash-2b9c4e436bc07c6921e122550a0e46b3dd460d6b").toURI()));
+        Outcome o = send(input);
+        assertThat(o.status()).isEqualTo(400);
+        assertThat(o.code()).isEqualTo("bad-csr");
+        assertThat(o.message()).contains("EC key on explicit or missing curve parameters (not a named P-256 or P-384)");
+        assertThat(o.counted()).isEqualTo(Map.of("bad-csr", 1L));
+    }
+
     /**
      * What the API did with one input.
      *
