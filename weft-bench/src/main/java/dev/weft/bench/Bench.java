@@ -27,10 +27,14 @@ import java.util.stream.Collectors;
 public final class Bench {
     /** Every data plane the bench knows, in the order the tables list them. */
     public static final List<String> ALL_PLANES =
-            List.of("direct", "weft", "weft-bare", "weft-notrace", "weft-nometrics", "weft-1w", "weft-vt", "weft-http1",
-                    "nginx", "haproxy", "caddy");
-    /** The data planes of the per-hop measurement: of Weft's variants only weft-bare, which prices observability. */
-    static final List<String> HOP_PLANES = List.of("direct", "weft", "weft-bare", "weft-1w", "nginx", "haproxy", "caddy");
+            List.of("direct", "weft", "weft-mtls", "weft-off", "weft-bare", "weft-notrace", "weft-nometrics", "weft-1w",
+                    "weft-vt", "weft-http1", "nginx", "nginx-tls", "haproxy", "haproxy-tls", "caddy");
+    /**
+     * The data planes of the per-hop measurement: of Weft's variants weft-bare, which prices observability, and the
+     * two that price mTLS (weft-mtls against weft-off); the peers with and without TLS on the link.
+     */
+    static final List<String> HOP_PLANES = List.of("direct", "weft", "weft-mtls", "weft-off", "weft-bare", "weft-1w",
+            "nginx", "nginx-tls", "haproxy", "haproxy-tls", "caddy");
 
     /**
      * @param sections         any of mesh, hop, jmh
@@ -289,7 +293,23 @@ public final class Bench {
             case "weft-nometrics" -> new WeftDataPlane("weft-nometrics", "event-loop", null, sidecarJvm,
                     List.of("--metrics", "off"));
             case "weft-1w" -> new WeftDataPlane("weft-1w", "event-loop", null, sidecarJvm, List.of("--workers", "1"));
-            default -> new PeerDataPlane(PeerDataPlane.Peer.named(name));
+            // Issue 13: mTLS on the mesh link as users run it (strict, a join token per sidecar), and the same
+            // sidecars with TLS off, the baseline that prices it in the same run.
+            case "weft-mtls" -> new WeftDataPlane("weft-mtls", "event-loop", null, sidecarJvm).withMtls("strict");
+            case "weft-off" -> new WeftDataPlane("weft-off", "event-loop", null, sidecarJvm).withMtls("off");
+            default -> PeerDataPlane.named(name);
+        };
+    }
+
+    /** What the link between the two proxy roles of a plane is, for the tables. */
+    static String link(String plane) {
+        return switch (plane) {
+            case "direct" -> "none";
+            case "weft-mtls" -> "WMP over mutual TLS 1.3";
+            case "weft-http1" -> "HTTP/1.1, plaintext";
+            case "nginx-tls", "haproxy-tls" -> "HTTP/1.1 over mutual TLS 1.3";
+            case "weft-off" -> "WMP, plaintext (--mtls off)";
+            default -> plane.startsWith("weft") ? "WMP, plaintext (no join token)" : "HTTP/1.1, plaintext";
         };
     }
 
@@ -320,7 +340,7 @@ public final class Bench {
      */
     private List<String> usablePlanes() throws InterruptedException {
         List<PeerDataPlane.Peer> peers = settings.planes().stream().filter(p -> !p.startsWith("weft") && !p.equals("direct"))
-                .map(PeerDataPlane.Peer::named).toList();
+                .map(p -> PeerDataPlane.named(p).peer()).distinct().toList();
         Set<String> unusable = new LinkedHashSet<>();
         List<PeerDataPlane.Peer> missing = PeerDataPlane.missing(peers);
         if (!missing.isEmpty() && settings.installPeers() && isRoot()) {
@@ -343,7 +363,8 @@ public final class Bench {
             notes.add(note);
             unusable.add("weft-http1");
         }
-        return settings.planes().stream().filter(p -> !unusable.contains(p)).toList();
+        return settings.planes().stream().filter(p -> !unusable.contains(p)
+                && !unusable.contains(p.replaceFirst(PeerDataPlane.TLS_SUFFIX + "$", ""))).toList();
     }
 
     private boolean sidecarHasFlag(String flag) throws InterruptedException {

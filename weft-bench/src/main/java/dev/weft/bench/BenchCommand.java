@@ -24,6 +24,8 @@ import java.util.concurrent.Callable;
                 + "mesh-chart.svg into a results folder. Missing peers (and wrk) are installed with apt-get when run as "
                 + "root. The defaults (3 rounds, 5 s warm-up, 10 s per load) take about 35 minutes; --quick about 8.",
                 "'--profile issue12' runs issue 12's measuring conditions (about 20 minutes; 40 at --proxy-threads 1,2).",
+                "'--profile issue13' runs mTLS on the link at the same conditions, mesh and per hop: weft-mtls, weft-off, "
+                + "haproxy-tls, nginx-tls (about 45 minutes).",
                 "'weft bench resilience' runs the fault scenarios instead (docs/resilience.md)."})
 public final class BenchCommand implements Callable<Integer> {
     static final String DEFAULT_PLANES = "direct,weft,weft-bare,weft-vt,weft-http1,nginx,haproxy,caddy";
@@ -36,7 +38,10 @@ public final class BenchCommand implements Callable<Integer> {
                     + "measuring conditions, the paper's topology with --sections mesh --planes weft,weft-bare,haproxy,"
                     + "nginx --connections 512 --generator wrk --capacities 100,200,300 --proxy-threads 1 --warmup 30s "
                     + "--first-warmup 0s --jit-settle 120s --duration 20s --rounds 3. Add --proxy-threads 1,2 for the issue's targets "
-                    + "at 1 and 2 threads."})
+                    + "at 1 and 2 threads. 'issue13': issue 13's mTLS targets at those conditions, --sections mesh,hop "
+                    + "--planes weft-mtls,weft-off,haproxy-tls,nginx-tls (Weft strict with a join token per sidecar, "
+                    + "Weft --mtls off, HAProxy and nginx with mutual TLS 1.3 between the two proxies); about 45 "
+                    + "minutes."})
     String profile;
 
     @Option(names = "--sections", split = ",", paramLabel = "LIST",
@@ -158,14 +163,26 @@ public final class BenchCommand implements Callable<Integer> {
                 List.of(512), Generator.WRK, List.of(100, 200, 300), List.of(1), 3, Duration.ofSeconds(30),
                 Duration.ZERO, Duration.ofSeconds(120), Duration.ofSeconds(20));
 
+        /**
+         * Issue 13's conditions: issue 12's, in both sections, with the TLS planes: Weft's sidecars with mTLS as users
+         * run them (strict, a join token each) against the same sidecars with {@code --mtls off}, and HAProxy and
+         * nginx with mutual TLS 1.3 between their two proxies.
+         */
+        static final Profile ISSUE_13 = new Profile(List.of("mesh", "hop"),
+                List.of("weft-mtls", "weft-off", "haproxy-tls", "nginx-tls"), ISSUE_12.connections, ISSUE_12.generator,
+                ISSUE_12.capacities, ISSUE_12.proxyThreads, ISSUE_12.rounds, ISSUE_12.warmup, ISSUE_12.firstWarmup,
+                ISSUE_12.jitSettle, ISSUE_12.duration);
+
         static Profile named(String name) {
             if (name == null) {
                 return NONE;
             }
-            if (name.equals("issue12")) {
-                return ISSUE_12;
-            }
-            throw new IllegalArgumentException("unknown profile '" + name + "' (expected issue12)");
+            return switch (name) {
+                case "issue12" -> ISSUE_12;
+                case "issue13" -> ISSUE_13;
+                default -> throw new IllegalArgumentException("unknown profile '" + name
+                        + "' (expected issue12 or issue13)");
+            };
         }
     }
 

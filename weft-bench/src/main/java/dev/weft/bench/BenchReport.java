@@ -171,6 +171,7 @@ public final class BenchReport {
             md.append("![QPS and p99 by connections](mesh-chart.svg)\n\n");
             md.append(protocolTable(mesh));
             md.append(collaboratorTable(mesh));
+            md.append(TlsReport.table("mesh", mesh));
         }
         List<BenchRow> hop = medians("hop");
         if (!hop.isEmpty()) {
@@ -180,12 +181,16 @@ public final class BenchReport {
                             + "pair of sidecars: the per-hop figures are half the pair's; added latency is against "
                             + "`direct` (generator → backend).\n\n");
             md.append(hopTable(hop)).append('\n');
+            md.append(TlsReport.table("hop", hop));
         }
         if (!jmh.isEmpty()) {
             md.append("## Microbenchmarks (JMH, -prof gc)\n\n");
             md.append(jmhTable()).append('\n');
         }
         md.append("## Targets (issue 5)\n\n").append(targets(mesh, hop)).append('\n');
+        if (TlsReport.ran(rows)) {
+            md.append("## Targets (issue 13: mTLS on the link)\n\n").append(tlsTargets(mesh, hop)).append('\n');
+        }
         if (!failures().isEmpty()) {
             md.append("## Failed measurements\n\n| section | plane | threads | round | connections | error |\n"
                     + "|---|---|---|---|---|---|\n");
@@ -195,11 +200,12 @@ public final class BenchReport {
             }
             md.append('\n');
         }
-        md.append("## Data planes\n\n| plane | threads | what ran |\n|---|---|---|\n");
+        md.append("## Data planes\n\n| plane | threads | link between the proxies | what ran |\n|---|---|---|---|\n");
         for (Bench.PlaneRun run : rows.stream().map(r -> new Bench.PlaneRun(r.plane(), r.threads())).distinct()
                 .sorted(Comparator.comparingInt((Bench.PlaneRun r) -> Bench.ALL_PLANES.indexOf(r.plane()))
                         .thenComparingInt(Bench.PlaneRun::threads)).toList()) {
             md.append("| ").append(run.plane()).append(" | ").append(BenchRow.threadsLabel(run.threads()))
+                    .append(" | ").append(Bench.link(run.plane()))
                     .append(" | ").append(Bench.dataPlane(run.plane(), settings.sidecarJvm(), run.threads())
                             .description().replace("|", "/"))
                     .append(" |\n");
@@ -308,15 +314,7 @@ public final class BenchReport {
      */
     String targets(List<BenchRow> mesh, List<BenchRow> hop) {
         StringBuilder t = new StringBuilder("| target | measured | met |\n|---|---|---|\n");
-        List<Integer> counts = Stream.concat(mesh.stream(), hop.stream()).map(BenchRow::threads)
-                .filter(n -> n >= 0).distinct().sorted().toList();
-        for (int threads : counts.isEmpty() ? List.of(DataPlane.OWN_DEFAULT_THREADS) : counts) {
-            String where = counts.size() > 1 ? ", " + BenchRow.threadsLabel(threads)
-                    + (threads == 1 ? " thread" : " threads") : "";
-            // direct (no threads) is every thread count's baseline.
-            t.append(targets(mesh.stream().filter(r -> r.threads() == threads || r.threads() < 0).toList(),
-                    hop.stream().filter(r -> r.threads() == threads || r.threads() < 0).toList(), where));
-        }
+        perThreadCount(mesh, hop, (m, h, threads, where) -> t.append(targets(m, h, where)));
         // The target is for the sidecar as users run it (tracing and metrics on); the bare figure says what they cost.
         JmhRunner.Result hot = perHop(jmh, "observability=on", true);
         if (hot != null) {
@@ -326,6 +324,35 @@ public final class BenchReport {
                     hot.bytesPerOp() < 1024));
         }
         return t.toString();
+    }
+
+    /** Issue 13's targets ({@link TlsReport#targets}), once per proxy thread count as the others. */
+    String tlsTargets(List<BenchRow> mesh, List<BenchRow> hop) {
+        StringBuilder t = new StringBuilder("| target | measured | met |\n|---|---|---|\n");
+        int top = settings.connections().stream().mapToInt(Integer::intValue).max().orElse(512);
+        perThreadCount(mesh, hop, (m, h, threads, where) -> t.append(TlsReport.targets(m, h,
+                rows.stream().filter(r -> r.threads() == threads).toList(), top, where)));
+        return t.toString();
+    }
+
+    /** One thread count's medians: {@code where} names it when there are several, else it is empty. */
+    private interface ThreadCountRows {
+        void accept(List<BenchRow> mesh, List<BenchRow> hop, int threads, String where);
+    }
+
+    /**
+     * Calls {@code each} once per proxy thread count the planes ran at (the targets compare planes at equal counts);
+     * {@code direct} (no threads) is every count's baseline.
+     */
+    private static void perThreadCount(List<BenchRow> mesh, List<BenchRow> hop, ThreadCountRows each) {
+        List<Integer> counts = Stream.concat(mesh.stream(), hop.stream()).map(BenchRow::threads)
+                .filter(n -> n >= 0).distinct().sorted().toList();
+        for (int threads : counts.isEmpty() ? List.of(DataPlane.OWN_DEFAULT_THREADS) : counts) {
+            String where = counts.size() > 1 ? ", " + BenchRow.threadsLabel(threads)
+                    + (threads == 1 ? " thread" : " threads") : "";
+            each.accept(mesh.stream().filter(r -> r.threads() == threads || r.threads() < 0).toList(),
+                    hop.stream().filter(r -> r.threads() == threads || r.threads() < 0).toList(), threads, where);
+        }
     }
 
     /** The targets' rows of one thread count; {@code where} says which, when there are several. */
@@ -408,7 +435,7 @@ public final class BenchReport {
                 .findFirst().orElse(null);
     }
 
-    private static String row(String target, String measured, boolean met) {
+    static String row(String target, String measured, boolean met) {
         return "| " + target + " | " + measured + " | " + (met ? "yes" : "**no**") + " |\n";
     }
 

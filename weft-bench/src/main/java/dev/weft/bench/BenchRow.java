@@ -32,12 +32,15 @@ import java.util.function.ToDoubleFunction;
  *                          settling together
  * @param weightOffPct      how far the providers' shares of the requests were from their weights' shares: the
  *                          largest difference, in percentage points (NaN with a single provider)
+ * @param tlsHandshakesPerSec TLS handshakes on the mesh link per second of the window, as Weft's sidecars count them
+ *                          (both ends of a handshake count it): 0 when every request went over connections made
+ *                          before the window; NaN for planes that export no such counter (the peers)
  */
 record BenchRow(String section, String plane, int threads, int round, int connections, double qps, double ceilingRatio,
                 double p50Ms, double p90Ms, double p99Ms, double maxMs, long requests, long errors,
                 double proxyCpuUsPerReq, double jitCpuUsPerReq, double controlCpuUsPerReq, double rssConsumerMiB, double rssProviderMiB, double linkBytesPerReq,
                 double machineBusyPct, double loadAverage, double generatorCpuUsPerReq, double generatorCores,
-                double readyMs, double warmupS, double weightOffPct, String error) {
+                double readyMs, double warmupS, double weightOffPct, double tlsHandshakesPerSec, String error) {
 
     static final double MIB = 1024.0 * 1024.0;
 
@@ -61,17 +64,19 @@ record BenchRow(String section, String plane, int threads, int round, int connec
         double ready = f.proxies().stream().mapToDouble(p -> p.ready().toNanos() / 1e6).max().orElse(Double.NaN);
         double weightOff = result.providers().size() < 2 ? Double.NaN : result.providers().stream()
                 .mapToDouble(p -> Math.abs(p.share() - p.weightShare()) * 100).max().orElse(Double.NaN);
+        double seconds = load.measured().toNanos() / 1e9;
+        double handshakes = seconds > 0 ? f.tlsHandshakes() / seconds : Double.NaN;
         return new BenchRow(section, plane, threads, round, load.connections(), load.qps(), load.ceilingRatio(),
                 load.latency().p50Ms(), load.latency().p90Ms(), load.latency().p99Ms(), load.latency().maxMs(),
                 requests, load.errors().total(), cpu, jit, control, rssConsumer, rssProvider, link,
                 f.machineBusy() * 100, f.loadAverage(), load.cpuMicrosPerRequest(), load.cpuCores(), ready,
-                warmup.toMillis() / 1000.0, weightOff, null);
+                warmup.toMillis() / 1000.0, weightOff, handshakes, null);
     }
 
     static BenchRow failed(String section, String plane, int threads, int round, int connections, String error) {
         double n = Double.NaN;
         return new BenchRow(section, plane, threads, round, connections, n, n, n, n, n, n, 0, 0, n, n, n, n, n, n, n,
-                ProcStats.loadAverage(), n, n, n, n, n, error);
+                ProcStats.loadAverage(), n, n, n, n, n, n, error);
     }
 
     boolean ok() {
@@ -97,7 +102,7 @@ record BenchRow(String section, String plane, int threads, int round, int connec
                 med(ok, BenchRow::rssProviderMiB), med(ok, BenchRow::linkBytesPerReq),
                 med(ok, BenchRow::machineBusyPct), med(ok, BenchRow::loadAverage),
                 med(ok, BenchRow::generatorCpuUsPerReq), med(ok, BenchRow::generatorCores), med(ok, BenchRow::readyMs),
-                med(ok, BenchRow::warmupS), med(ok, BenchRow::weightOffPct), null);
+                med(ok, BenchRow::warmupS), med(ok, BenchRow::weightOffPct), med(ok, BenchRow::tlsHandshakesPerSec), null);
     }
 
     /** Median of the known values; NaN when none is known. */
@@ -120,7 +125,8 @@ record BenchRow(String section, String plane, int threads, int round, int connec
             "ceiling_ratio", "p50_ms", "p90_ms", "p99_ms", "max_ms", "requests", "errors", "proxy_cpu_us_per_req",
             "jit_cpu_us_per_req", "control_cpu_us_per_req",
             "rss_consumer_side_mib", "rss_provider_side_max_mib", "link_bytes_per_req", "machine_busy_pct",
-            "load_avg_1m", "generator_cpu_us_per_req", "generator_cores", "ready_ms", "warmup_s", "weight_off_pct", "error");
+            "load_avg_1m", "generator_cpu_us_per_req", "generator_cores", "ready_ms", "warmup_s", "weight_off_pct",
+            "tls_handshakes_per_s", "error");
 
     List<String> csv() {
         List<String> cells = new ArrayList<>(List.of(section, plane, threadsLabel(threads), Integer.toString(round),
@@ -132,7 +138,7 @@ record BenchRow(String section, String plane, int threads, int round, int connec
         cells.add(Long.toString(errors));
         for (double v : new double[] {proxyCpuUsPerReq, jitCpuUsPerReq, controlCpuUsPerReq, rssConsumerMiB, rssProviderMiB,
                 linkBytesPerReq, machineBusyPct, loadAverage, generatorCpuUsPerReq, generatorCores, readyMs, warmupS,
-                weightOffPct}) {
+                weightOffPct, tlsHandshakesPerSec}) {
             cells.add(num(v));
         }
         cells.add(error == null ? "" : error);

@@ -129,6 +129,17 @@ public interface DataPlane {
 
         HttpProbe http();
 
+        /**
+         * A join token for one sidecar of {@code service}, made by the experiment's control plane as
+         * {@code ./weft token create} makes one, in a file of the run directory for the sidecar's {@code --token-file}.
+         *
+         * @param sidecar the sidecar's name, which names the file
+         * @return the file, or null when the registry is not the experiment's control plane (an etcd registry has no
+         *         certificate authority, and takes registrations without one)
+         * @throws ExperimentException when the control plane makes none
+         */
+        Path joinToken(String service, String sidecar) throws ExperimentException, InterruptedException;
+
         /** A progress line. */
         void say(String line);
     }

@@ -12,7 +12,9 @@ import java.util.concurrent.Callable;
 @Command(name = "demo", mixinStandardHelpOptions = true,
         description = {"Run the paper's experiment end to end on 127.0.0.1 and print its results.",
                 "Starts the paper's topology (control plane, 3 providers with weights 1:2:3, their sidecars, the "
-                + "consumer and its sidecar), loads the consumer, prints the results and stops everything.",
+                + "consumer and its sidecar), loads the consumer, prints the results and stops everything. The "
+                + "sidecars run --mtls strict, each with a join token from the demo's control plane, so the mesh "
+                + "link is mutual TLS 1.3 (plaintext with --registry etcd://..., which has no certificate authority).",
                 "Progress goes to stderr, the results block to stdout."})
 public final class DemoCommand implements Callable<Integer> {
     @Option(names = "--connections", defaultValue = "512", paramLabel = "N",
@@ -67,11 +69,14 @@ public final class DemoCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         ExperimentSettings settings;
+        // mTLS as a user runs it: the control plane is the CA and makes each sidecar's join token. An etcd registry
+        // has no CA, so with one the sidecars stay on their default (plaintext without a token).
+        WeftDataPlane plane = registry == null ? WeftDataPlane.demo() : WeftDataPlane.defaults();
         try {
             settings = new ExperimentSettings(connections, duration, warmup, timeout,
                     threads != null ? threads : Runtime.getRuntime().availableProcessors(), registry, keepLogs, runDir,
                     startTimeout, Duration.ofMillis(delayMs), ExperimentSettings.equalCapacities(maxConcurrency),
-                    childHeap, Experiment.WEFT_CLI_MAIN, System.err, WeftDataPlane.defaults(), Experiment.Shape.MESH,
+                    childHeap, Experiment.WEFT_CLI_MAIN, System.err, plane, Experiment.Shape.MESH,
                     Generator.BUILTIN);
         } catch (IllegalArgumentException e) {
             System.err.println("demo: " + e.getMessage());
@@ -89,11 +94,20 @@ public final class DemoCommand implements Callable<Integer> {
         }
         System.out.print(result.describe());
         System.out.println("  warm-up        " + warm.describe());
+        System.out.println("  mesh link      " + meshLink(plane));
         if (result.load().successes() == 0) {
             System.err.println("demo: no request succeeded (errors: " + result.load().errors().describe()
                     + "); rerun with --keep-logs and read the logs");
             return 1;
         }
         return 0;
+    }
+
+    /** The results block's line saying what the link between the sidecars was. */
+    static String meshLink(WeftDataPlane plane) {
+        return plane.joinsWithToken()
+                ? "mTLS (TLS 1.3, both sidecars proving their service): every sidecar --mtls " + plane.mtls()
+                        + " with a join token from the demo's control plane"
+                : "plaintext: the registry has no certificate authority to give the sidecars certificates";
     }
 }

@@ -80,6 +80,8 @@ public final class Experiment implements AutoCloseable {
     private Path runDir;
     private String registry;
     private String traceEndpoint;
+    /** The control plane's {@code HOST:PORT}; null when the data plane runs none. */
+    private String controlAddress;
     private Topology topology;
     private boolean failed;
     private boolean keepLogs;
@@ -289,6 +291,7 @@ public final class Experiment implements AutoCloseable {
                         dataDir.toString());
         String address = control.awaitOutput(CONTROL_READY, "weft control listening on HOST:PORT",
                 settings.startTimeout()).group(1);
+        controlAddress = address;
         say("control plane ready on " + address + (external == null ? "" : " (state in " + Registries.redact(external) + ")")
                 + " (pid " + control.pid() + ")");
         controlPid = control.pid();
@@ -383,6 +386,15 @@ public final class Experiment implements AutoCloseable {
         public void say(String line) {
             Experiment.this.say(line);
         }
+
+        @Override
+        public Path joinToken(String service, String sidecar) throws ExperimentException, InterruptedException {
+            if (controlAddress == null || settings.registry() != null) {
+                return null;
+            }
+            return MeshTokens.create("weft://" + controlAddress, runDir.resolve("control-data"), service,
+                    runDir.resolve(sidecar + ".token"));
+        }
     }
 
     /**
@@ -467,7 +479,8 @@ public final class Experiment implements AutoCloseable {
 
     private void say(String line) {
         if (settings.out() != null) {
-            boolean demo = settings.shape() == Shape.MESH && settings.dataPlane().equals(WeftDataPlane.defaults());
+            boolean demo = settings.shape() == Shape.MESH && (settings.dataPlane().equals(WeftDataPlane.defaults())
+                    || settings.dataPlane().equals(WeftDataPlane.demo()));
             settings.out().println((demo ? "demo" : settings.dataPlane().name() + " " + settings.shape()
                     .name().toLowerCase(java.util.Locale.ROOT)) + ": " + line);
         }

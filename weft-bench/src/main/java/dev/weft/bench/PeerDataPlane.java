@@ -23,8 +23,17 @@ import java.util.regex.Pattern;
  *
  * @param threads each proxy's threads: nginx's {@code worker_processes}, HAProxy's {@code nbthread}, Caddy's
  *                {@code GOMAXPROCS}; {@link #OWN_DEFAULT_THREADS} for the peer's default (one per CPU for all three)
+ * @param tls     mutual TLS 1.3 on the link between the two roles ({@code haproxy-tls}, {@code nginx-tls}): the
+ *                provider side terminates TLS and requires a client certificate, the consumer side dials TLS with its
+ *                own certificate and verifies the provider side's, both against a throwaway CA of the run
+ *                ({@link PeerCertificates}); its pooled keep-alive connections make one handshake each, not one per
+ *                request. The consumer side's listener and the provider side's connections to its app stay plain
+ *                HTTP, as with Weft's sidecars
  */
-public record PeerDataPlane(Peer peer, int threads) implements DataPlane {
+public record PeerDataPlane(Peer peer, int threads, boolean tls) implements DataPlane {
+
+    /** What a plane name with this suffix adds to its peer: TLS between the two roles. */
+    static final String TLS_SUFFIX = "-tls";
 
     /** Idle upstream connections each proxy may keep (nginx: per worker): enough for 512 connections in flight. */
     static final int KEEPALIVE_POOL = 512;
@@ -71,17 +80,27 @@ public record PeerDataPlane(Peer peer, int threads) implements DataPlane {
     }
 
     public PeerDataPlane(Peer peer) {
-        this(peer, OWN_DEFAULT_THREADS);
+        this(peer, OWN_DEFAULT_THREADS, false);
+    }
+
+    /** The plane a name stands for: a peer's label ({@code nginx}), or it with {@link #TLS_SUFFIX}. */
+    public static PeerDataPlane named(String name) {
+        boolean tls = name.endsWith(TLS_SUFFIX) && !name.equals(TLS_SUFFIX);
+        Peer peer = Peer.named(tls ? name.substring(0, name.length() - TLS_SUFFIX.length()) : name);
+        if (tls && peer == Peer.CADDY) {
+            throw new IllegalArgumentException("no TLS variant of caddy (expected haproxy-tls or nginx-tls)");
+        }
+        return new PeerDataPlane(peer, OWN_DEFAULT_THREADS, tls);
     }
 
     @Override
     public String name() {
-        return peer.label();
+        return peer.label() + (tls ? TLS_SUFFIX : "");
     }
 
     @Override
     public PeerDataPlane withThreads(int n) {
-        return new PeerDataPlane(peer, n);
+        return new PeerDataPlane(peer, n, tls);
     }
 
     @Override
@@ -95,25 +114,35 @@ public record PeerDataPlane(Peer peer, int threads) implements DataPlane {
                     + "unhealthy_request_count per upstream (one value for all: the largest capacity), keepalive "
                     + "pools, GOMAXPROCS " + (threads > 0 ? threads : "= CPUs (Go's default)");
         };
-        return version(peer) + "; " + settings;
+        String link = !tls ? "" : switch (peer) {
+            case HAPROXY -> "; mutual TLS 1.3 on the link: bind ssl crt ca-file verify required on the provider side,"
+                    + " server ssl verify required ca-file crt on the consumer side, EC P-256 from a throwaway CA";
+            default -> "; mutual TLS 1.3 on the link: ssl_verify_client on on the provider side, proxy_ssl_certificate,"
+                    + " proxy_ssl_verify on and proxy_ssl_session_reuse on on the consumer side, EC P-256 from a"
+                    + " throwaway CA";
+        };
+        return version(peer) + "; " + settings + link;
     }
 
     @Override
     public Proxy startProviderSide(Context ctx, Upstream provider) throws ExperimentException, InterruptedException {
-        return start(ctx, peer.label() + "-provider-" + provider.name(), ctx.pickPort(), List.of(provider));
+        return start(ctx, name() + "-provider-" + provider.name(), ctx.pickPort(), List.of(provider), true);
     }
 
     @Override
     public Proxy startConsumerSide(Context ctx, int listenPort, int appPort, List<Upstream> upstreams)
             throws ExperimentException, InterruptedException {
-        return start(ctx, peer.label() + "-consumer", listenPort, upstreams);
+        return start(ctx, name() + "-consumer", listenPort, upstreams, false);
     }
 
-    private Proxy start(Context ctx, String name, int listenPort, List<Upstream> upstreams)
+    /** @param providerSide the role: the provider side accepts the link, the consumer side dials it */
+    private Proxy start(Context ctx, String name, int listenPort, List<Upstream> upstreams, boolean providerSide)
             throws ExperimentException, InterruptedException {
         Path config = ctx.runDir().resolve(name + "-" + Path.of(peer.template).getFileName());
         try {
-            Files.writeString(config, render(template(peer), ctx.runDir(), name, listenPort, upstreams, threads),
+            Map<String, String> link = tls ? tlsSettings(peer, PeerCertificates.issue(ctx.runDir(), name),
+                    providerSide) : PLAIN_LINK;
+            Files.writeString(config, render(template(peer), ctx.runDir(), name, listenPort, upstreams, threads, link),
                     StandardCharsets.UTF_8);
         } catch (IOException e) {
             throw new ExperimentException("cannot write " + config + ": " + e.getMessage(), e);
@@ -166,8 +195,61 @@ public record PeerDataPlane(Peer peer, int threads) implements DataPlane {
         }
     }
 
+    /** The template variables of the link between the two roles: empty for plain HTTP. */
+    static final Map<String, String> PLAIN_LINK = Map.of("listen_tls", "", "server_tls", "", "proxy_tls", "",
+            "upstream_scheme", "http");
+
+    /**
+     * The link's template variables for one proxy with TLS: the provider side's listener terminates mutual TLS
+     * ({@code listen_tls}, {@code server_tls}: nginx's server block), the consumer side's upstream connections dial
+     * it ({@code proxy_tls}: HAProxy's server lines, nginx's location; {@code upstream_scheme}).
+     */
+    static Map<String, String> tlsSettings(Peer peer, PeerCertificates.Issued certs, boolean providerSide) {
+        Map<String, String> v = new LinkedHashMap<>(PLAIN_LINK);
+        switch (peer) {
+            case HAPROXY -> {
+                if (providerSide) {
+                    v.put("listen_tls", " ssl crt " + certs.combined() + " ca-file " + certs.ca()
+                            + " verify required ssl-min-ver TLSv1.3");
+                } else {
+                    v.put("proxy_tls", " ssl verify required ca-file " + certs.ca() + " crt " + certs.combined()
+                            + " ssl-min-ver TLSv1.3");
+                }
+            }
+            case NGINX -> {
+                if (providerSide) {
+                    v.put("listen_tls", " ssl");
+                    v.put("server_tls", String.join("\n",
+                            "        ssl_certificate " + certs.cert() + ";",
+                            "        ssl_certificate_key " + certs.key() + ";",
+                            "        ssl_client_certificate " + certs.ca() + ";",
+                            "        ssl_verify_client on;",
+                            "        ssl_protocols TLSv1.3;"));
+                } else {
+                    v.put("upstream_scheme", "https");
+                    v.put("proxy_tls", String.join("\n",
+                            "            proxy_ssl_certificate " + certs.cert() + ";",
+                            "            proxy_ssl_certificate_key " + certs.key() + ";",
+                            "            proxy_ssl_trusted_certificate " + certs.ca() + ";",
+                            "            proxy_ssl_verify on;",
+                            "            proxy_ssl_name " + PeerCertificates.NAME + ";",
+                            "            proxy_ssl_session_reuse on;",
+                            "            proxy_ssl_protocols TLSv1.3;"));
+                }
+            }
+            case CADDY -> throw new IllegalStateException("no TLS variant of caddy");
+        }
+        return v;
+    }
+
     private static final Pattern SECTION = Pattern.compile("\\{\\{#servers}}(.*?)\\{\\{/servers}}", Pattern.DOTALL);
     private static final Pattern VARIABLE = Pattern.compile("\\{\\{(\\w+)}}");
+
+    /** {@link #render(String, Path, String, int, List, int, Map)} for a plain HTTP link. */
+    static String render(String template, Path runDir, String name, int listenPort, List<Upstream> upstreams,
+                         int threads) {
+        return render(template, runDir, name, listenPort, upstreams, threads, PLAIN_LINK);
+    }
 
     /**
      * Fills a template: {@code {{#servers}}…{{/servers}}} is repeated once per upstream (with {@code port},
@@ -175,9 +257,10 @@ public record PeerDataPlane(Peer peer, int threads) implements DataPlane {
      * An unknown variable is an error, so a typo in a template fails the run instead of producing a broken proxy.
      *
      * @param threads the proxy's threads, {@link #OWN_DEFAULT_THREADS} for its default
+     * @param link    the link's variables: {@link #PLAIN_LINK} or {@link #tlsSettings}
      */
     static String render(String template, Path runDir, String name, int listenPort, List<Upstream> upstreams,
-                         int threads) {
+                         int threads, Map<String, String> link) {
         Matcher section = SECTION.matcher(template);
         StringBuilder expanded = new StringBuilder();
         while (section.find()) {
@@ -185,12 +268,13 @@ public record PeerDataPlane(Peer peer, int threads) implements DataPlane {
             for (Upstream u : upstreams) {
                 repeated.append(substitute(section.group(1), Map.of("port", Integer.toString(u.port()),
                         "weight", Integer.toString(u.weight()), "max_conns", Integer.toString(u.capacity()),
-                        "server_name", u.name())));
+                        "server_name", u.name(), "proxy_tls", link.get("proxy_tls"))));
             }
             section.appendReplacement(expanded, Matcher.quoteReplacement(repeated.toString()));
         }
         section.appendTail(expanded);
-        Map<String, String> values = Map.of(
+        Map<String, String> values = new LinkedHashMap<>(link);
+        values.putAll(Map.of(
                 "run_dir", runDir.toString(),
                 "name", name,
                 "listen_port", Integer.toString(listenPort),
@@ -199,7 +283,7 @@ public record PeerDataPlane(Peer peer, int threads) implements DataPlane {
                 // no upstream gets less than its capacity (a provider-side Caddy has one upstream, its own).
                 "max_conns", Integer.toString(upstreams.stream().mapToInt(Upstream::capacity).max().orElse(0)),
                 "worker_processes", threads > 0 ? Integer.toString(threads) : "auto",
-                "nbthread", threads > 0 ? "nbthread " + threads : "# nbthread not set: one thread per CPU");
+                "nbthread", threads > 0 ? "nbthread " + threads : "# nbthread not set: one thread per CPU"));
         return substitute(expanded.toString(), values);
     }
 

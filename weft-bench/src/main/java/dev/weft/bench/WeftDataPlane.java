@@ -4,6 +4,7 @@ import dev.weft.dataplane.SidecarJvm;
 
 import java.net.URI;
 import java.time.Duration;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -28,9 +29,14 @@ import java.util.Objects;
  *                     plane's thread count ({@code weft-1w})
  * @param workers      every sidecar's {@code --workers}; {@link #OWN_DEFAULT_THREADS} leaves the flag out, so the
  *                     sidecar's default applies (min(2, its CPUs))
+ * @param mtls         every sidecar's {@code --mtls} (strict, permissive or off); null keeps the plaintext link
+ *                     ({@code --mtls off}, or no flag on an etcd registry). Every sidecar registering with the
+ *                     experiment's control plane gets a join token for its service, made as {@code ./weft token
+ *                     create} does ({@link DataPlane.Context#joinToken}): it registers with it, and with strict or
+ *                     permissive gets its certificate with it, so that the mesh link is mTLS
  */
 public record WeftDataPlane(String name, String collaborator, String meshProtocol, List<String> jvmOptions,
-                            boolean weighted, String balancer, List<String> extraArgs, int workers)
+                            boolean weighted, String balancer, List<String> extraArgs, int workers, String mtls)
         implements DataPlane {
 
     public WeftDataPlane {
@@ -42,7 +48,7 @@ public record WeftDataPlane(String name, String collaborator, String meshProtoco
 
     public WeftDataPlane(String name, String collaborator, String meshProtocol, List<String> jvmOptions,
                          List<String> extraArgs) {
-        this(name, collaborator, meshProtocol, jvmOptions, true, null, extraArgs, OWN_DEFAULT_THREADS);
+        this(name, collaborator, meshProtocol, jvmOptions, true, null, extraArgs, OWN_DEFAULT_THREADS, null);
     }
 
     public WeftDataPlane(String name, String collaborator, String meshProtocol, List<String> jvmOptions) {
@@ -52,7 +58,7 @@ public record WeftDataPlane(String name, String collaborator, String meshProtoco
     /** This data plane under another name, with or without registered weights, and a consumer-side balancer. */
     public WeftDataPlane balancing(String newName, boolean registerWeights, String consumerBalancer) {
         return new WeftDataPlane(newName, collaborator, meshProtocol, jvmOptions, registerWeights, consumerBalancer,
-                extraArgs, workers);
+                extraArgs, workers, mtls);
     }
 
     /**
@@ -63,8 +69,28 @@ public record WeftDataPlane(String name, String collaborator, String meshProtoco
         return new WeftDataPlane("weft", "event-loop", null, SidecarJvm.options());
     }
 
+    /**
+     * The demo's data plane: {@link #defaults()} with {@code --mtls strict}, each sidecar holding a certificate it
+     * got with a join token, as a user would run the mesh (docs/security.md).
+     */
+    public static WeftDataPlane demo() {
+        return defaults().withMtls("strict");
+    }
+
     public WeftDataPlane withJvmOptions(List<String> options) {
-        return new WeftDataPlane(name, collaborator, meshProtocol, options, weighted, balancer, extraArgs, workers);
+        return new WeftDataPlane(name, collaborator, meshProtocol, options, weighted, balancer, extraArgs, workers,
+                mtls);
+    }
+
+    /** This data plane with every sidecar on {@code --mtls mode} (and a join token unless the mode is off). */
+    public WeftDataPlane withMtls(String mode) {
+        return new WeftDataPlane(name, collaborator, meshProtocol, jvmOptions, weighted, balancer, extraArgs, workers,
+                mode);
+    }
+
+    /** Whether each sidecar gets a join token, so that it holds a certificate and dials and accepts mTLS. */
+    public boolean joinsWithToken() {
+        return mtls != null && !mtls.equals("off");
     }
 
     @Override
@@ -78,7 +104,7 @@ public record WeftDataPlane(String name, String collaborator, String meshProtoco
         if (extraArgs.contains("--workers")) {
             return this;
         }
-        return new WeftDataPlane(name, collaborator, meshProtocol, jvmOptions, weighted, balancer, extraArgs, n);
+        return new WeftDataPlane(name, collaborator, meshProtocol, jvmOptions, weighted, balancer, extraArgs, n, mtls);
     }
 
     @Override
@@ -89,7 +115,10 @@ public record WeftDataPlane(String name, String collaborator, String meshProtoco
                 + (workers > 0 ? ", --workers " + workers
                         : extraArgs.contains("--workers") ? "" : ", the sidecar's default Workers (min(2, CPUs))")
                 + (weighted ? ", weights" : ", no weights (all 1)") + " and capacity from the registry"
-                + (balancer == null ? "" : ", consumer balancer " + balancer) + ", JVM " + (jvmOptions.isEmpty()
+                + (balancer == null ? "" : ", consumer balancer " + balancer)
+                + (mtls == null ? ", plaintext link (--mtls off; a join token per sidecar registers it)"
+                        : ", --mtls " + mtls + " with a join token per sidecar")
+                + ", JVM " + (jvmOptions.isEmpty()
                 ? "defaults" : String.join(" ", jvmOptions)) + (SidecarJvm.aotCache(jvmOptions).isPresent()
                 ? ", with the AOT cache" : ", without an AOT cache");
     }
@@ -101,7 +130,7 @@ public record WeftDataPlane(String name, String collaborator, String meshProtoco
 
     @Override
     public Proxy startProviderSide(Context ctx, Upstream provider) throws ExperimentException, InterruptedException {
-        return startSidecar(ctx, "sidecar-provider-" + provider.name(), List.of(
+        return startSidecar(ctx, "provider", "sidecar-provider-" + provider.name(), List.of(
                 "--service", "provider",
                 "--app", Experiment.LOOPBACK + ":" + provider.port(),
                 "--registry", ctx.registry(),
@@ -122,12 +151,15 @@ public record WeftDataPlane(String name, String collaborator, String meshProtoco
         if (balancer != null) {
             args.addAll(List.of("--balancer", balancer));
         }
-        Proxy sidecar = startSidecar(ctx, "sidecar-consumer", args, List.of(listenPort));
+        Proxy sidecar = startSidecar(ctx, "consumer", "sidecar-consumer", args, List.of(listenPort));
         return new Proxy(sidecar.name(), sidecar.pid(), listenPort, sidecar.ready(), sidecar.admin());
     }
 
-    /** Starts a sidecar on fresh inbound and admin ports and waits for its {@code /ready}. */
-    private Proxy startSidecar(Context ctx, String name, List<String> args, List<Integer> extraPorts)
+    /**
+     * Starts a sidecar of {@code service} on fresh inbound and admin ports and waits for its {@code /ready}; a strict
+     * sidecar is ready only once it holds its certificate.
+     */
+    private Proxy startSidecar(Context ctx, String service, String name, List<String> args, List<Integer> extraPorts)
             throws ExperimentException, InterruptedException {
         int inbound = ctx.pickPort();
         int admin = ctx.pickPort();
@@ -145,6 +177,22 @@ public record WeftDataPlane(String name, String collaborator, String meshProtoco
         }
         if (ctx.traceEndpoint() != null) {
             command.addAll(List.of("--trace-endpoint", ctx.traceEndpoint()));
+        }
+        // Registering with the control plane needs credentials (docs/security.md), so every sidecar gets a join
+        // token when the experiment's control plane is its registry (an etcd registry takes registrations itself).
+        // A plane that names no mode keeps the plaintext link the bench has always measured it on: --mtls off, where
+        // the token only registers; permissive with a token would get a certificate and dial mTLS.
+        Path token = ctx.joinToken(service, name);
+        if (token == null && joinsWithToken()) {
+            throw new ExperimentException("sidecar " + name + " runs --mtls " + mtls + ", which needs a join token,"
+                    + " and only the experiment's own control plane makes them (an etcd registry has no CA)");
+        }
+        String mode = mtls != null ? mtls : token != null ? "off" : null;
+        if (mode != null) {
+            command.addAll(List.of("--mtls", mode));
+        }
+        if (token != null) {
+            command.addAll(List.of("--token-file", token.toString()));
         }
         command.addAll(extraArgs);
         List<Integer> bound = new ArrayList<>(List.of(inbound, admin));

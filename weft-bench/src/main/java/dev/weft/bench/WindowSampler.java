@@ -2,6 +2,7 @@ package dev.weft.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.weft.control.cli.PromText;
 
 import java.io.IOException;
 import java.net.URI;
@@ -16,12 +17,15 @@ import java.util.function.Consumer;
 /**
  * Reads everything an {@link ExperimentResult} reports besides the load, just before and just after the measured
  * window: each provider's {@code served} counter (its {@code /stats}), the proxies' and the control plane's CPU
- * time (and the proxies' JIT compilers' share of it), the proxies' peak memory, the machine's CPU time and the bytes on the proxies' link.
+ * time (and the proxies' JIT compilers' share of it), the proxies' peak memory, the machine's CPU time, the bytes on the proxies' link
+ * and the TLS handshakes Weft's sidecars made on it ({@value #HANDSHAKES} from their {@code /metrics}).
  *
  * <p>Thread: called by the load generator on the thread that runs the load, before and after the window; read
  * afterwards on the same thread.
  */
 final class WindowSampler implements LoadGenerator.PhaseListener {
+    /** Counted by both ends of each mesh connection's handshake, accepted ({@code side="server"}) and dialled. */
+    static final String HANDSHAKES = "weft_tls_handshakes_total";
     private final Experiment.Topology topology;
     private final long controlPid;
     private final HttpProbe http;
@@ -41,6 +45,8 @@ final class WindowSampler implements LoadGenerator.PhaseListener {
     private double loadAverage;
     private long controlCpuBefore;
     private long controlCpuAfter;
+    private double handshakesBefore = Double.NaN;
+    private double handshakesAfter = Double.NaN;
 
     /**
      * @param controlPid the control plane's process, or -1 when the data plane runs none
@@ -63,6 +69,7 @@ final class WindowSampler implements LoadGenerator.PhaseListener {
     public void measurementStarting() {
         // The slow reads first, so the CPU counters are taken as close to the window's start as possible.
         servedBefore.putAll(servedByProvider());
+        handshakesBefore = handshakes();
         linkBefore = LinkBytes.snapshot(topology.linkPorts());
         loadAverage = ProcStats.loadAverage();
         machineBefore = ProcStats.machineCpu();
@@ -86,6 +93,7 @@ final class WindowSampler implements LoadGenerator.PhaseListener {
         }
         linkAfter = LinkBytes.snapshot(topology.linkPorts());
         servedAfter.putAll(servedByProvider());
+        handshakesAfter = handshakes();
     }
 
     ExperimentResult.Figures figures() {
@@ -103,7 +111,7 @@ final class WindowSampler implements LoadGenerator.PhaseListener {
                 : machineAfter.busySince(machineBefore);
         Duration controlCpu = controlPid < 0 ? null : Duration.ofNanos(Math.max(0, controlCpuAfter - controlCpuBefore));
         return new ExperimentResult.Figures(proxies, busy, loadAverage, link.toProviders(), link.fromProviders(),
-                link.closed(), controlCpu);
+                link.closed(), controlCpu, handshakesAfter - handshakesBefore);
     }
 
     /** Each provider's share of what the providers served in the window, next to its weight's share. */
@@ -132,6 +140,42 @@ final class WindowSampler implements LoadGenerator.PhaseListener {
                     share, (double) provider.spec().weight() / weights));
         }
         return shares;
+    }
+
+    /**
+     * {@value #HANDSHAKES} summed over every proxy with an admin port (Weft's sidecars), every side and result; NaN
+     * when there is none, when one does not answer, or when none exports the metric (the peers; sidecars with
+     * {@code --metrics off}).
+     */
+    private double handshakes() {
+        double sum = 0;
+        boolean seen = false;
+        for (DataPlane.Proxy proxy : topology.proxies()) {
+            if (proxy.admin() <= 0) {
+                continue;
+            }
+            URI metrics = URI.create("http://" + Experiment.LOOPBACK + ":" + proxy.admin() + "/metrics");
+            try {
+                HttpResponse<String> response = http.get(metrics, Duration.ofSeconds(5));
+                if (response.statusCode() != 200) {
+                    return Double.NaN;
+                }
+                for (PromText.Sample sample : PromText.parse(response.body())) {
+                    if (sample.name().equals(HANDSHAKES)) {
+                        sum += sample.value();
+                        seen = true;
+                    }
+                }
+            } catch (IOException e) {
+                say.accept("cannot read GET " + metrics + " of " + proxy.name() + ": " + e.getMessage()
+                        + "; TLS handshakes are reported as n/a");
+                return Double.NaN;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return Double.NaN;
+            }
+        }
+        return seen ? sum : Double.NaN;
     }
 
     /** Each provider's {@code served} counter, -1 where {@code /stats} could not be read. */

@@ -32,6 +32,49 @@ class BenchCommandTest {
     }
 
     @Test
+    void theIssue13ProfileRunsTheTlsPlanesInBothSectionsAtIssue12sConditions() {
+        Bench.Settings s = parse("--profile", "issue13");
+        assertThat(s.planes()).containsExactly("weft-mtls", "weft-off", "haproxy-tls", "nginx-tls");
+        assertThat(s.sections()).containsExactlyInAnyOrder("mesh", "hop");
+        Bench.Settings issue12 = parse("--profile", "issue12");
+        assertThat(s.generator()).isEqualTo(issue12.generator());
+        assertThat(s.capacities()).isEqualTo(issue12.capacities());
+        assertThat(s.proxyThreads()).containsExactly(1);
+        assertThat(s.connections()).isEqualTo(issue12.connections());
+        assertThat(List.of(s.warmup(), s.firstWarmup(), s.jitSettle(), s.duration()))
+                .isEqualTo(List.of(issue12.warmup(), issue12.firstWarmup(), issue12.jitSettle(), issue12.duration()));
+        assertThat(s.rounds()).isEqualTo(3);
+    }
+
+    @Test
+    void theTlsPlanesAreWeftStrictWithTokensWeftOffAndThePeersWithTlsOnTheLink() {
+        WeftDataPlane mtls = (WeftDataPlane) Bench.dataPlane("weft-mtls", List.of(), 1);
+        assertThat(mtls.mtls()).isEqualTo("strict");
+        assertThat(mtls.joinsWithToken()).isTrue();
+        assertThat(mtls.threads()).isEqualTo(1);
+        assertThat(mtls.description()).contains("--mtls strict with a join token per sidecar");
+        WeftDataPlane off = (WeftDataPlane) Bench.dataPlane("weft-off", List.of());
+        assertThat(off.mtls()).isEqualTo("off");
+        assertThat(off.joinsWithToken()).isFalse();
+        assertThat(((WeftDataPlane) Bench.dataPlane("weft", List.of())).mtls()).as("unchanged: the sidecar's default")
+                .isNull();
+        for (String name : List.of("haproxy-tls", "nginx-tls", "haproxy", "nginx", "caddy")) {
+            PeerDataPlane peer = (PeerDataPlane) Bench.dataPlane(name, List.of(), 2);
+            assertThat(peer.name()).isEqualTo(name);
+            assertThat(peer.tls()).isEqualTo(name.endsWith("-tls"));
+            assertThat(peer.threads()).isEqualTo(2);
+        }
+        assertThat(Bench.dataPlane("haproxy-tls", List.of()).description()).contains("mutual TLS 1.3");
+        assertThat(Bench.link("weft-mtls")).isEqualTo("WMP over mutual TLS 1.3");
+        assertThat(Bench.link("weft-off")).isEqualTo("WMP, plaintext (--mtls off)");
+        assertThat(Bench.link("weft")).isEqualTo("WMP, plaintext (no join token)");
+        assertThat(Bench.link("nginx-tls")).isEqualTo("HTTP/1.1 over mutual TLS 1.3");
+        assertThat(Bench.link("haproxy")).isEqualTo("HTTP/1.1, plaintext");
+        assertThatThrownBy(() -> parse("--planes", "caddy-tls")).hasMessageContaining("unknown data plane 'caddy-tls'");
+        assertThatThrownBy(() -> PeerDataPlane.named("caddy-tls")).hasMessageContaining("no TLS variant of caddy");
+    }
+
+    @Test
     void optionsGivenWithAProfileOverrideIt() {
         Bench.Settings s = parse("--profile", "issue12", "--proxy-threads", "1,2", "--warmup", "5s", "--rounds", "1",
                 "--planes", "weft,haproxy");
@@ -66,7 +109,8 @@ class BenchCommandTest {
     void mistakesAreNamedWithWhatWasExpected() {
         assertThatThrownBy(() -> parse("--generator", "ab")).hasMessage(
                 "unknown load generator 'ab' (expected builtin or wrk)");
-        assertThatThrownBy(() -> parse("--profile", "paper")).hasMessage("unknown profile 'paper' (expected issue12)");
+        assertThatThrownBy(() -> parse("--profile", "paper")).hasMessage(
+                "unknown profile 'paper' (expected issue12 or issue13)");
         assertThatThrownBy(() -> parse("--capacities", "100,200")).hasMessageContaining("capacities must be 3 positive");
         assertThatThrownBy(() -> parse("--proxy-threads", "0")).hasMessageContaining("proxy threads must be positive");
         assertThatThrownBy(() -> parse("--quick", "--profile", "issue12")).hasMessageContaining("cannot be combined");

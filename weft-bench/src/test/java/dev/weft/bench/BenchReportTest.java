@@ -20,7 +20,7 @@ class BenchReportTest {
 
     private static BenchRow row(String plane, int round, int conns, double qps, double p99, double cpu, double link) {
         return new BenchRow("mesh", plane, DataPlane.OWN_DEFAULT_THREADS, round, conns, qps, qps / (conns / 0.05), 60, 80, p99, p99 + 10, 1000, 0,
-                cpu, 2, 12, 40, 30, link, 90, 1.5, 100, 0.5, 250, 50, 2.0, null);
+                cpu, 2, 12, 40, 30, link, 90, 1.5, 100, 0.5, 250, 50, 2.0, Double.NaN, null);
     }
 
     private Bench.Settings settings() {
@@ -77,6 +77,55 @@ class BenchReportTest {
         // Two panels with a line per plane each, plus the dashed ceiling in the QPS panel.
         assertThat(doc.getElementsByTagName("polyline").getLength()).isEqualTo(2 * 3 + 1);
         assertThat(svg).contains(">weft-http1<").contains(">haproxy<").contains("p99 latency (ms)");
+    }
+
+    private static BenchRow tlsRow(String section, String plane, int round, double cpu, double handshakesPerSec) {
+        return new BenchRow(section, plane, 1, round, 512, 8000, 0.78, 60, 80, 90, 100, 1000, 0, cpu, 1, 10, 40, 30,
+                150, 90, 1.5, 100, 0.5, 250, 50, 2.0, handshakesPerSec, null);
+    }
+
+    @Test
+    void theTlsPlanesGetTheirLinkTheirHandshakesAndIssue13sTargetsComputedFromTheRun() throws Exception {
+        Bench.Settings tls = new Bench.Settings(Set.of("mesh", "hop"), List.of("weft-mtls", "weft-off", "haproxy-tls"),
+                List.of(512), 2, Duration.ofSeconds(1), Duration.ZERO, Duration.ZERO, Duration.ofSeconds(2),
+                Duration.ofMillis(50), 16, Duration.ofSeconds(2), List.of(), 1, Generator.BUILTIN,
+                List.of(100, 200, 300), List.of(1), dir, false, false, true, Experiment.WEFT_CLI_MAIN, null);
+        BenchReport report = new BenchReport(tls, "test machine");
+        for (int round = 1; round <= 2; round++) {
+            // Weft with mTLS: 46 µs/req in the mesh against 40 off (+15.0%, met); per hop 2 x 21 against 2 x 20 (+5%).
+            report.addAll(List.of(tlsRow("mesh", "weft-mtls", round, 46, 0), tlsRow("mesh", "weft-off", round, 40, 0),
+                    tlsRow("mesh", "haproxy-tls", round, 50, Double.NaN),
+                    // One handshake in round 2's window: the target is about every window, not the median.
+                    tlsRow("hop", "weft-mtls", round, 42, round == 2 ? 0.5 : 0), tlsRow("hop", "weft-off", round, 40, 0),
+                    tlsRow("hop", "haproxy-tls", round, 44, Double.NaN)));
+        }
+        report.write();
+
+        String md = report.markdown();
+        assertThat(md).contains("### The link between the proxies: mutual TLS against plaintext")
+                .contains("| weft-mtls | WMP over mutual TLS 1.3 | 1 | 512 | 8000 | 90.0 | 46.0 | 0.00 | 0 |")
+                .contains("| haproxy-tls | HTTP/1.1 over mutual TLS 1.3 | 1 | 512 | 8000 | 90.0 | 50.0 |  | 0 |")
+                .contains("| weft-mtls | WMP over mutual TLS 1.3 | 1 | 512 | 8000 | 90.00 | 21.0 | 0.25 | 0 |")
+                .contains("## Targets (issue 13: mTLS on the link)")
+                .contains("| per hop: Weft CPU with mTLS ≤ HAProxy's with TLS | 21.0 vs 22.0 µs/req per hop | yes |")
+                .contains("| mesh 512: mTLS costs Weft ≤ 15% proxy CPU per request over --mtls off | 46.0 vs 40.0 µs/req"
+                        + " (+15.0%) | yes |")
+                .contains("| per hop: mTLS costs Weft ≤ 15% proxy CPU per request over --mtls off | 42.0 vs 40.0 µs/req"
+                        + " (+5.0%) | yes |")
+                .contains("| mesh: TLS handshakes at steady load = 0/s | at most 0.00/s in 2 measured window(s) of"
+                        + " weft-mtls | yes |")
+                .contains("| per hop: TLS handshakes at steady load = 0/s | at most 0.50/s in 2 measured window(s) of"
+                        + " weft-mtls | **no** |")
+                .contains("| weft-off | 1 | WMP, plaintext (--mtls off) |");
+        assertThat(dir.resolve("rounds.csv")).content().contains(",tls_handshakes_per_s,error\n")
+                .contains("hop,weft-mtls,1,2,512,");
+    }
+
+    @Test
+    void withoutATlsPlaneTheReportHasNoTlsSection() {
+        BenchReport report = new BenchReport(settings(), "test machine");
+        report.addAll(List.of(row("weft", 1, 512, 7000, 120, 45, 150), row("haproxy", 1, 512, 7500, 110, 50, 350)));
+        assertThat(report.markdown()).doesNotContain("mutual TLS against plaintext").doesNotContain("issue 13");
     }
 
     @Test

@@ -72,6 +72,15 @@ public final class FakeMeshCli {
                     .forEach((address, weight) -> body.append(address).append(' ').append(weight).append('\n'));
             send(exchange, 200, body.toString());
         });
+        // Like the real control plane: an operator token in its data dir, and join tokens for it (any body will do:
+        // the stand-in sidecar ignores --token-file and --mtls).
+        String dataDir = options.get("--data-dir");
+        if (dataDir != null) {
+            java.nio.file.Files.createDirectories(java.nio.file.Path.of(dataDir));
+            java.nio.file.Files.writeString(java.nio.file.Path.of(dataDir, "admin.token"), "fake-operator-token\n");
+        }
+        server.createContext("/v1/tokens", exchange -> send(exchange, 200, "{\"token\":\"fake-join-token\",\"id\":\"f1\","
+                + "\"service\":\"any\",\"expiresAt\":\"2099-01-01T00:00:00Z\",\"singleUse\":false}"));
         server.start();
         System.out.println("weft control listening on 127.0.0.1:" + server.getAddress().getPort());
     }

@@ -122,7 +122,11 @@ final class Csrs {
         ASN1ObjectIdentifier oid = algorithm.getAlgorithm();
         if (oid.equals(X9ObjectIdentifiers.id_ecPublicKey)) {
             if (!(algorithm.getParameters() instanceof ASN1ObjectIdentifier curve) || !CURVES.contains(curve)) {
-                throw refuse("EC key on curve " + algorithm.getParameters() + " (not a named P-256 or P-384)");
+                // Never the parameters' text: BouncyCastle's toString of hostile ASN.1 throws (a UTF8String that is
+                // not UTF-8, found by CertificateRequestFuzzTest), which answered 500 instead of this 400.
+                throw refuse("EC key on " + (algorithm.getParameters() instanceof ASN1ObjectIdentifier named
+                        ? "curve " + named.getId() : "explicit or missing curve parameters")
+                        + " (not a named P-256 or P-384)");
             }
         } else if (!oid.equals(PKCSObjectIdentifiers.rsaEncryption)) {
             throw refuse("key type " + oid.getId() + " not allowed");
