@@ -1,6 +1,5 @@
 package dev.weft.dataplane;
 
-import picocli.CommandLine;
 
 /** The {@code weft sidecar} command with its two required flags and {@code flags} parsed, as the CLI parses them. */
 final class SidecarFlags {
@@ -14,7 +13,7 @@ final class SidecarFlags {
         args[2] = "--app";
         args[3] = "127.0.0.1:1";
         System.arraycopy(flags, 0, args, 4, flags.length);
-        new CommandLine(cmd).parseArgs(args);
+        cmd.commandLine().parseArgs(args);
         return cmd;
     }
 }
