@@ -35,11 +35,11 @@ import java.util.function.Supplier;
 /**
  * {@code ./weft sidecar}: runs one sidecar beside a service instance until SIGTERM, then drains.
  *
- * <p>The flags are declared with picocli's programmatic API ({@link #commandLine()}), not its annotations: picocli
- * reads annotations by reflection, running in the interpreter at every start, and that was the largest part of a
- * sidecar's start-up CPU (issue 15; docs/benchmarks.md, "issue 15: start-up"). Each flag is bound to its field by
- * a pair of lambdas, which the AOT cache holds like any other code. Parsing, defaults, conversion, usage and errors
- * are picocli's as before.
+ * <p>The flags are declared with picocli's programmatic API ({@link #commandLine()}), not its annotations, so that
+ * no start reads them by reflection in the interpreter (issue 15). Each flag is bound to its field by a pair of
+ * lambdas, which the AOT cache holds like any other code. Parsing, defaults, conversion, usage and errors are
+ * picocli's as before. Measured, this saved little: most of picocli's start-up cost is picocli's own classes, which
+ * the cache cannot hold (docs/benchmarks.md, "issue 15: start-up").
  */
 public final class SidecarCommand implements Callable<Integer> {
     static final String[] DESCRIPTION = {"Runs a Weft sidecar next to one instance of a service.",
