@@ -58,7 +58,7 @@ public final class SidecarCommand implements Callable<Integer> {
     String id;
     int weight;
     int capacity;
-    List<String> appCommand = new ArrayList<>();
+    List<String> appCommand = List.of();
     String appHealthPath;
     Duration appHealthInterval;
     int appUnhealthyThreshold;
