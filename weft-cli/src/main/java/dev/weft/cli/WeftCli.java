@@ -48,19 +48,9 @@ public final class WeftCli implements Runnable {
     public static void main(String[] args) {
         StartupTrace.mark("main");
         // Bad flags: say what was wrong and show the usage of that subcommand, exit 2 (picocli's convention).
-        int code;
-        if (args.length > 0 && args[0].equals("sidecar")) {
-            // The sidecar's start is measured in ms (issue 15): its command alone, without the annotated root,
-            // which picocli would reflect over and give an interpreter of its own.
-            CommandLine sidecar = new SidecarCommand().commandLine();
-            sidecar.getCommandSpec().name("weft sidecar").versionProvider(new Version());
-            StartupTrace.mark("command model built (picocli)");
-            code = sidecar.execute(java.util.Arrays.copyOfRange(args, 1, args.length));
-        } else {
-            CommandLine cli = commandLine(args);
-            StartupTrace.mark("command model built (picocli)");
-            code = cli.execute(args);
-        }
+        CommandLine cli = commandLine(args);
+        StartupTrace.mark("command model built (picocli)");
+        int code = cli.execute(args);
         System.exit(code);
     }
 
