@@ -89,7 +89,7 @@ public final class WeftCli implements Runnable {
     /** A switch rather than a map of constructors: no other subcommand's class is even loaded. */
     private static Object subcommand(String name) {
         return switch (name) {
-            case "sidecar" -> new SidecarCommand().commandLine();
+            case "sidecar" -> new SidecarCommand();
             case "control" -> new ControlCommand();
             case "demo" -> new DemoCommand();
             case "provider" -> new ProviderCommand();

@@ -10,12 +10,12 @@ import dev.weft.dataplane.security.IdentityException;
 import io.netty.util.ResourceLeakDetector;
 import dev.weft.registry.support.Durations;
 import picocli.CommandLine;
-import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
-import picocli.CommandLine.Model.IGetter;
-import picocli.CommandLine.Model.ISetter;
-import picocli.CommandLine.Model.OptionSpec;
-import picocli.CommandLine.Model.PositionalParamSpec;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -29,290 +29,171 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
-import java.util.function.Consumer;
-import java.util.function.Supplier;
 
-/**
- * {@code ./weft sidecar}: runs one sidecar beside a service instance until SIGTERM, then drains.
- *
- * <p>The flags are declared with picocli's programmatic API ({@link #commandLine()}), not its annotations, so that
- * no start reads them by reflection in the interpreter (issue 15). Each flag is bound to its field by a pair of
- * lambdas, which the AOT cache holds like any other code. Parsing, defaults, conversion, usage and errors are
- * picocli's as before. Measured, this saved little: most of picocli's start-up cost is picocli's own classes, which
- * the cache cannot hold (docs/benchmarks.md, "issue 15: start-up").
- */
+/** {@code ./weft sidecar}: runs one sidecar beside a service instance until SIGTERM, then drains. */
+@Command(name = "sidecar", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {"Runs a Weft sidecar next to one instance of a service.",
+                "Outbound: the app calls a local --upstream port bound to a service, or --outbound with a Host header.",
+                "Inbound: mesh traffic from peer sidecars is forwarded to --app, never more than --capacity at once.",
+                "SIGTERM drains: deregister, stop accepting, finish in-flight requests (up to --drain-timeout), exit."})
 public final class SidecarCommand implements Callable<Integer> {
-    static final String[] DESCRIPTION = {"Runs a Weft sidecar next to one instance of a service.",
-            "Outbound: the app calls a local --upstream port bound to a service, or --outbound with a Host header.",
-            "Inbound: mesh traffic from peer sidecars is forwarded to --app, never more than --capacity at once.",
-            "SIGTERM drains: deregister, stop accepting, finish in-flight requests (up to --drain-timeout), exit."};
 
-    // The flags' values, set by picocli through commandLine(), where each flag's meaning is described.
+    @Option(names = "--service", paramLabel = "NAME", required = true, description = "Service name this instance registers as, e.g. provider.")
     String service;
+
+    @Option(names = "--app", required = true, converter = HostPortConverter.class, paramLabel = "HOST:PORT",
+            description = "HOST:PORT of the local application (HTTP/1.1).")
     InetSocketAddress app;
+
+    @Option(names = "--inbound", converter = HostPortConverter.class, paramLabel = "HOST:PORT", defaultValue = SidecarConfig.Defaults.INBOUND,
+            description = "HOST:PORT for mesh traffic from peer sidecars (default: ${DEFAULT-VALUE}, any free port).")
     InetSocketAddress inbound;
+
+    @Option(names = "--advertise", converter = HostPortConverter.class, paramLabel = "HOST:PORT",
+            description = "HOST:PORT peers should dial, when it differs from --inbound (e.g. binding 0.0.0.0).")
     InetSocketAddress advertise;
+
+    @Option(names = "--upstream", paramLabel = "NAME=HOST:PORT",
+            description = "Repeatable. A local listener bound to one upstream service, e.g. provider=127.0.0.1:19000.")
     Map<String, String> upstreams = new LinkedHashMap<>();
+
+    @Option(names = "--outbound", converter = HostPortConverter.class, paramLabel = "HOST:PORT",
+            description = "HOST:PORT of a shared listener that routes by the Host header (Host: provider).")
     InetSocketAddress outbound;
+
+    @Option(names = "--registry", paramLabel = "URL", defaultValue = SidecarConfig.Defaults.REGISTRY,
+            description = "Registry URL: weft://HOST:PORT (embedded control plane) or etcd://H1:2379,... (default: ${DEFAULT-VALUE}).")
     String registry;
+
+    @Option(names = "--id", paramLabel = "ID", description = "Instance id, unique within the service (default: SERVICE-HOST-PORT of --inbound).")
     String id;
+
+    @Option(names = "--weight", paramLabel = "N", defaultValue = SidecarConfig.Defaults.WEIGHT, description = "Relative share of traffic for weighted balancing (default: ${DEFAULT-VALUE}).")
     int weight;
+
+    @Option(names = "--capacity", paramLabel = "N", defaultValue = SidecarConfig.Defaults.CAPACITY,
+            description = "Most requests in flight to the app; peers honour it too (default: ${DEFAULT-VALUE}; 0 = unlimited).")
     int capacity;
+
+    @Parameters(paramLabel = "APP", arity = "0..*",
+            description = "After --: the app's command line. The sidecar starts it once its listeners are bound (with WEFT_ADMIN, WEFT_OUTBOUND and WEFT_UPSTREAM_<NAME> in its environment), drains and stops it on SIGTERM/SIGINT, and exits with its exit code; when the app exits by itself, so does the sidecar.")
     List<String> appCommand = List.of();
+
+    @Option(names = "--app-health", paramLabel = "PATH",
+            description = "Check the app with GET PATH (2xx/3xx = healthy) instead of a TCP connect; readiness and the registration follow the check (default: TCP connect).")
     String appHealthPath;
+
+    @Option(names = "--app-health-interval", defaultValue = AppHealth.Config.DEFAULT_INTERVAL, converter = DurationConverter.class, paramLabel = "DURATION",
+            description = "How often the app is checked, and each check's timeout (default: ${DEFAULT-VALUE}).")
     Duration appHealthInterval;
+
+    @Option(names = "--app-health-unhealthy", defaultValue = AppHealth.Config.DEFAULT_UNHEALTHY, paramLabel = "N",
+            description = "Failed checks in a row that take the instance out: /ready 503 and deregistered (default: ${DEFAULT-VALUE}).")
     int appUnhealthyThreshold;
+
+    @Option(names = "--app-health-healthy", defaultValue = AppHealth.Config.DEFAULT_HEALTHY, paramLabel = "N",
+            description = "Passed checks in a row that bring it back (default: ${DEFAULT-VALUE}).")
     int appHealthyThreshold;
+
+    @Option(names = "--admin", converter = HostPortConverter.class, paramLabel = "HOST:PORT", defaultValue = SidecarConfig.Defaults.ADMIN,
+            description = "HOST:PORT of the admin listener: /ready /live /config /metrics (default: ${DEFAULT-VALUE}).")
     InetSocketAddress admin;
+
+    @Option(names = "--balancer", paramLabel = "NAME", defaultValue = SidecarConfig.Defaults.BALANCER,
+            description = "p2c-peak-ewma (latency and load aware), least-request, round-robin, weighted-round-robin, "
+                    + "or ring-hash:HEADER (consistent hashing on a header) (default: ${DEFAULT-VALUE}).")
     String balancer;
+
+    @Option(names = "--collaborator", paramLabel = "MODE", defaultValue = SidecarConfig.Defaults.COLLABORATOR,
+            description = "How exchanges are carried: event-loop (continuations on the Worker) or virtual-thread (default: ${DEFAULT-VALUE}).")
     String collaborator;
+
+    @Option(names = "--workers", paramLabel = "N",
+            description = "Worker event loops (default: 2, or fewer when the process may use fewer CPUs: its cgroup CPU quota, rounded up, or the CPUs available).")
     Integer workers;
+
+    @Option(names = "--queue-size", paramLabel = "N", defaultValue = SidecarConfig.Defaults.QUEUE_SIZE,
+            description = "Requests that may wait for capacity per destination before 503 (default: ${DEFAULT-VALUE}).")
     int queueSize;
+
+    @Option(names = "--queue-timeout", defaultValue = SidecarConfig.Defaults.QUEUE_TIMEOUT, converter = DurationConverter.class, paramLabel = "DURATION",
+            description = "Longest wait for capacity before 503 (default: ${DEFAULT-VALUE}).")
     Duration queueTimeout;
+
+    @Option(names = "--lease-ttl", defaultValue = SidecarConfig.Defaults.LEASE_TTL, converter = DurationConverter.class, paramLabel = "DURATION",
+            description = "Registration lease TTL; a killed sidecar leaves peers' view within it (default: ${DEFAULT-VALUE}).")
     Duration leaseTtl;
+
+    @Option(names = "--mesh-protocol", paramLabel = "PROTOCOL", defaultValue = SidecarConfig.Defaults.MESH_PROTOCOL,
+            description = "Link to peer sidecars: wmp (binary, multiplexed) or http1 (plain HTTP/1.1 keep-alive, for comparison) (default: ${DEFAULT-VALUE}).")
     String meshProtocol;
+
+    @Option(names = "--mesh-connections", paramLabel = "N", defaultValue = SidecarConfig.Defaults.MESH_CONNECTIONS,
+            description = "Persistent WMP connections per peer and Worker (default: ${DEFAULT-VALUE}).")
     int meshConnections;
+
+    @Option(names = "--drain-timeout", defaultValue = SidecarConfig.Defaults.DRAIN_TIMEOUT, converter = DurationConverter.class, paramLabel = "DURATION",
+            description = "Longest a graceful drain waits for in-flight requests (default: ${DEFAULT-VALUE}).")
     Duration drainTimeout;
+
+    @Option(names = "--request-head-timeout", defaultValue = SidecarConfig.Defaults.REQUEST_HEAD_TIMEOUT, converter = DurationOrOffConverter.class,
+            paramLabel = "DURATION",
+            description = "Longest a client may take to send a request head once its first byte arrived; then 408 and close (slow-loris clients) (default: ${DEFAULT-VALUE}; 0 = no limit).")
     Duration requestHeadTimeout;
+
+    @Option(names = "--idle-timeout", defaultValue = SidecarConfig.Defaults.IDLE_TIMEOUT, converter = DurationOrOffConverter.class,
+            paramLabel = "DURATION",
+            description = "Longest a client connection to an HTTP/1.1 listener may wait for its next request; then it is closed, quietly (nginx's keepalive_timeout) (default: ${DEFAULT-VALUE}; 0 = no limit).")
     Duration idleTimeout;
+
+    @Option(names = "--body-timeout", defaultValue = SidecarConfig.Defaults.BODY_TIMEOUT, converter = DurationOrOffConverter.class,
+            paramLabel = "DURATION",
+            description = "Longest a body may go without a byte: a client's request body (then 408 and close) or an app's answer body (then the answer is cut) (default: ${DEFAULT-VALUE}; 0 = no limit).")
     Duration bodyTimeout;
 
     // --- observability (docs/observability.md) ---
+
+    @Option(names = "--metrics", paramLabel = "on|off", defaultValue = "on",
+            description = "Per-route golden metrics and the mesh's own cost (mesh tax) at /metrics (default: ${DEFAULT-VALUE}). The per-direction basics are always counted.")
     String metricsFlag;
+
+    @Option(names = "--tracing", paramLabel = "on|off", defaultValue = "on",
+            description = "Trace context propagation (W3C traceparent, B3) and spans; off passes trace headers through untouched (default: ${DEFAULT-VALUE}).")
     String tracingFlag;
+
+    @Option(names = "--trace-sample", paramLabel = "RATIO", defaultValue = "1.0",
+            description = "Share of new traces sampled, 0.0-1.0; a caller's decision is always honoured (default: ${DEFAULT-VALUE}).")
     double traceSample;
+
+    @Option(names = "--trace-endpoint", paramLabel = "URL|auto|off", defaultValue = "auto",
+            description = "Where spans are posted: a Zipkin (http://HOST:9411/api/v2/spans) or OTLP/HTTP (http://HOST:4318/v1/traces) URL; auto = the control plane of a weft:// registry (default: ${DEFAULT-VALUE}).")
     String traceEndpoint;
+
+    @Option(names = "--trace-format", paramLabel = "FORMAT", defaultValue = "zipkin",
+            description = "Span encoding: zipkin (v2 JSON) or otlp (OTLP/HTTP JSON) (default: ${DEFAULT-VALUE}).")
     String traceFormat;
+
+    @Option(names = "--trace-propagation", paramLabel = "FORMATS", defaultValue = "w3c", split = ",",
+            description = "Trace header formats written on every forwarded request: w3c, b3 (single header), b3multi (X-B3-*); all are read, and a format a request arrived with is always written back (default: ${DEFAULT-VALUE}).")
     List<String> tracePropagation;
+
+    @Option(names = "--access-log", paramLabel = "[SIDE=]SINK",
+            description = "Repeatable. JSON-lines access log: SINK is stdout, a file path or off; SIDE is inbound or outbound (both when omitted). Lines are dropped and counted, never waited for, when the sink is slow.")
     List<String> accessLogs = new ArrayList<>();
+
+    @Option(names = "--route-label", paramLabel = "NAME=[METHOD:]PREFIX",
+            description = "Repeatable. Names a path prefix as a route for metric labels and span names, e.g. users=/users or create=POST:/users; other paths are route 'default' (paths are never labels).")
     List<String> routeLabels = new ArrayList<>();
 
     // --- identity (docs/security.md) ---
+
+    @Option(names = "--token-file", paramLabel = "FILE",
+            description = "A join token for this service (./weft token create --service NAME > FILE): the sidecar shows it to the control plane (the CA) for its certificate, made for a key that never leaves the process.")
     java.nio.file.Path tokenFile;
+
+    @Option(names = "--mtls", paramLabel = "MODE", defaultValue = SidecarConfig.Defaults.MTLS,
+            description = "strict (no serving without a valid certificate, needs --token-file; the mesh link is mTLS only, plaintext on the inbound port is refused), permissive (a certificate when there is a --token-file; mTLS to every peer while it holds one, plaintext accepted) or off (no certificate, no TLS) (default: ${DEFAULT-VALUE}).")
     String mtls;
-
-    /** The command as picocli runs it: set by {@link #commandLine()}. */
-    CommandSpec spec;
-
-    /**
-     * This command's picocli command line, built without reflection: {@code new CommandLine(new SidecarCommand())}
-     * is not possible, as the class carries no annotations.
-     */
-    public CommandLine commandLine() {
-        CommandSpec s = CommandSpec.wrapWithoutInspection(this).name("sidecar");
-        s.usageMessage().sortOptions(false).description(DESCRIPTION);
-        // What mixinStandardHelpOptions adds, without reflecting over picocli's own mixin class.
-        s.addOption(OptionSpec.builder("-h", "--help").usageHelp(true)
-                .description("Show this help message and exit.").build());
-        s.addOption(OptionSpec.builder("-V", "--version").versionHelp(true)
-                .description("Print version information and exit.").build());
-        s.addOption(bind(OptionSpec.builder("--service"), () -> service, v -> service = (String) v).paramLabel("NAME")
-                .required(true).type(String.class)
-                .description("Service name this instance registers as, e.g. provider.").build());
-        s.addOption(bind(OptionSpec.builder("--app"), () -> app, v -> app = (InetSocketAddress) v)
-                .paramLabel("HOST:PORT").required(true).type(InetSocketAddress.class)
-                .converters(new HostPortConverter()).description("HOST:PORT of the local application (HTTP/1.1).")
-                .build());
-        s.addOption(bind(OptionSpec.builder("--inbound"), () -> inbound, v -> inbound = (InetSocketAddress) v)
-                .paramLabel("HOST:PORT").type(InetSocketAddress.class).converters(new HostPortConverter())
-                .defaultValue(SidecarConfig.Defaults.INBOUND)
-                .description("HOST:PORT for mesh traffic from peer sidecars (default: ${DEFAULT-VALUE}, any free port).")
-                .build());
-        s.addOption(bind(OptionSpec.builder("--advertise"), () -> advertise, v -> advertise = (InetSocketAddress) v)
-                .paramLabel("HOST:PORT").type(InetSocketAddress.class).converters(new HostPortConverter())
-                .description("HOST:PORT peers should dial, when it differs from --inbound (e.g. binding 0.0.0.0).")
-                .build());
-        s.addOption(bind(OptionSpec.builder("--upstream"), () -> upstreams, v -> upstreams = cast(v))
-                .paramLabel("NAME=HOST:PORT").type(Map.class).auxiliaryTypes(String.class, String.class)
-                .description("Repeatable. A local listener bound to one upstream service, e.g. provider=127.0.0.1:19000.")
-                .build());
-        s.addOption(bind(OptionSpec.builder("--outbound"), () -> outbound, v -> outbound = (InetSocketAddress) v)
-                .paramLabel("HOST:PORT").type(InetSocketAddress.class).converters(new HostPortConverter())
-                .description("HOST:PORT of a shared listener that routes by the Host header (Host: provider).")
-                .build());
-        s.addOption(bind(OptionSpec.builder("--registry"), () -> registry, v -> registry = (String) v).paramLabel("URL")
-                .type(String.class).defaultValue(SidecarConfig.Defaults.REGISTRY)
-                .description("Registry URL: weft://HOST:PORT (embedded control plane) or etcd://H1:2379,... (default: ${DEFAULT-VALUE}).")
-                .build());
-        s.addOption(bind(OptionSpec.builder("--id"), () -> id, v -> id = (String) v).paramLabel("ID").type(String.class)
-                .description("Instance id, unique within the service (default: SERVICE-HOST-PORT of --inbound).")
-                .build());
-        s.addOption(bind(OptionSpec.builder("--weight"), () -> weight, v -> weight = (Integer) v).paramLabel("N")
-                .type(int.class).defaultValue(SidecarConfig.Defaults.WEIGHT)
-                .description("Relative share of traffic for weighted balancing (default: ${DEFAULT-VALUE}).").build());
-        s.addOption(bind(OptionSpec.builder("--capacity"), () -> capacity, v -> capacity = (Integer) v).paramLabel("N")
-                .type(int.class).defaultValue(SidecarConfig.Defaults.CAPACITY)
-                .description("Most requests in flight to the app; peers honour it too (default: ${DEFAULT-VALUE}; 0 = unlimited).")
-                .build());
-        s.addPositional(bind(PositionalParamSpec.builder(), () -> appCommand, v -> appCommand = cast(v))
-                .paramLabel("APP").arity("0..*").type(List.class).auxiliaryTypes(String.class)
-                .description("After --: the app's command line. The sidecar starts it once its listeners are bound (with WEFT_ADMIN, WEFT_OUTBOUND and WEFT_UPSTREAM_<NAME> in its environment), drains and stops it on SIGTERM/SIGINT, and exits with its exit code; when the app exits by itself, so does the sidecar.")
-                .build());
-        s.addOption(bind(OptionSpec.builder("--app-health"), () -> appHealthPath, v -> appHealthPath = (String) v)
-                .paramLabel("PATH").type(String.class)
-                .description("Check the app with GET PATH (2xx/3xx = healthy) instead of a TCP connect; readiness and the registration follow the check (default: TCP connect).")
-                .build());
-        s.addOption(bind(OptionSpec.builder("--app-health-interval"), () -> appHealthInterval, v -> appHealthInterval = (Duration) v)
-                .paramLabel("DURATION").type(Duration.class).converters(new DurationConverter())
-                .defaultValue(AppHealth.Config.DEFAULT_INTERVAL)
-                .description("How often the app is checked, and each check's timeout (default: ${DEFAULT-VALUE}).")
-                .build());
-        s.addOption(bind(OptionSpec.builder("--app-health-unhealthy"), () -> appUnhealthyThreshold, v -> appUnhealthyThreshold = (Integer) v)
-                .paramLabel("N").type(int.class).defaultValue(AppHealth.Config.DEFAULT_UNHEALTHY)
-                .description("Failed checks in a row that take the instance out: /ready 503 and deregistered (default: ${DEFAULT-VALUE}).")
-                .build());
-        s.addOption(bind(OptionSpec.builder("--app-health-healthy"), () -> appHealthyThreshold, v -> appHealthyThreshold = (Integer) v)
-                .paramLabel("N").type(int.class).defaultValue(AppHealth.Config.DEFAULT_HEALTHY)
-                .description("Passed checks in a row that bring it back (default: ${DEFAULT-VALUE}).").build());
-        s.addOption(bind(OptionSpec.builder("--admin"), () -> admin, v -> admin = (InetSocketAddress) v)
-                .paramLabel("HOST:PORT").type(InetSocketAddress.class).converters(new HostPortConverter())
-                .defaultValue(SidecarConfig.Defaults.ADMIN)
-                .description("HOST:PORT of the admin listener: /ready /live /config /metrics (default: ${DEFAULT-VALUE}).")
-                .build());
-        s.addOption(bind(OptionSpec.builder("--balancer"), () -> balancer, v -> balancer = (String) v)
-                .paramLabel("NAME").type(String.class).defaultValue(SidecarConfig.Defaults.BALANCER)
-                .description("p2c-peak-ewma (latency and load aware), least-request, round-robin, weighted-round-robin, " + "or ring-hash:HEADER (consistent hashing on a header) (default: ${DEFAULT-VALUE}).")
-                .build());
-        s.addOption(bind(OptionSpec.builder("--collaborator"), () -> collaborator, v -> collaborator = (String) v)
-                .paramLabel("MODE").type(String.class).defaultValue(SidecarConfig.Defaults.COLLABORATOR)
-                .description("How exchanges are carried: event-loop (continuations on the Worker) or virtual-thread (default: ${DEFAULT-VALUE}).")
-                .build());
-        s.addOption(bind(OptionSpec.builder("--workers"), () -> workers, v -> workers = (Integer) v).paramLabel("N")
-                .type(Integer.class)
-                .description("Worker event loops (default: 2, or fewer when the process may use fewer CPUs: its cgroup CPU quota, rounded up, or the CPUs available).")
-                .build());
-        s.addOption(bind(OptionSpec.builder("--queue-size"), () -> queueSize, v -> queueSize = (Integer) v)
-                .paramLabel("N").type(int.class).defaultValue(SidecarConfig.Defaults.QUEUE_SIZE)
-                .description("Requests that may wait for capacity per destination before 503 (default: ${DEFAULT-VALUE}).")
-                .build());
-        s.addOption(bind(OptionSpec.builder("--queue-timeout"), () -> queueTimeout, v -> queueTimeout = (Duration) v)
-                .paramLabel("DURATION").type(Duration.class).converters(new DurationConverter())
-                .defaultValue(SidecarConfig.Defaults.QUEUE_TIMEOUT)
-                .description("Longest wait for capacity before 503 (default: ${DEFAULT-VALUE}).").build());
-        s.addOption(bind(OptionSpec.builder("--lease-ttl"), () -> leaseTtl, v -> leaseTtl = (Duration) v)
-                .paramLabel("DURATION").type(Duration.class).converters(new DurationConverter())
-                .defaultValue(SidecarConfig.Defaults.LEASE_TTL)
-                .description("Registration lease TTL; a killed sidecar leaves peers' view within it (default: ${DEFAULT-VALUE}).")
-                .build());
-        s.addOption(bind(OptionSpec.builder("--mesh-protocol"), () -> meshProtocol, v -> meshProtocol = (String) v)
-                .paramLabel("PROTOCOL").type(String.class).defaultValue(SidecarConfig.Defaults.MESH_PROTOCOL)
-                .description("Link to peer sidecars: wmp (binary, multiplexed) or http1 (plain HTTP/1.1 keep-alive, for comparison) (default: ${DEFAULT-VALUE}).")
-                .build());
-        s.addOption(bind(OptionSpec.builder("--mesh-connections"), () -> meshConnections, v -> meshConnections = (Integer) v)
-                .paramLabel("N").type(int.class).defaultValue(SidecarConfig.Defaults.MESH_CONNECTIONS)
-                .description("Persistent WMP connections per peer and Worker (default: ${DEFAULT-VALUE}).").build());
-        s.addOption(bind(OptionSpec.builder("--drain-timeout"), () -> drainTimeout, v -> drainTimeout = (Duration) v)
-                .paramLabel("DURATION").type(Duration.class).converters(new DurationConverter())
-                .defaultValue(SidecarConfig.Defaults.DRAIN_TIMEOUT)
-                .description("Longest a graceful drain waits for in-flight requests (default: ${DEFAULT-VALUE}).")
-                .build());
-        s.addOption(bind(OptionSpec.builder("--request-head-timeout"), () -> requestHeadTimeout, v -> requestHeadTimeout = (Duration) v)
-                .paramLabel("DURATION").type(Duration.class).converters(new DurationOrOffConverter())
-                .defaultValue(SidecarConfig.Defaults.REQUEST_HEAD_TIMEOUT)
-                .description("Longest a client may take to send a request head once its first byte arrived; then 408 and close (slow-loris clients) (default: ${DEFAULT-VALUE}; 0 = no limit).")
-                .build());
-        s.addOption(bind(OptionSpec.builder("--idle-timeout"), () -> idleTimeout, v -> idleTimeout = (Duration) v)
-                .paramLabel("DURATION").type(Duration.class).converters(new DurationOrOffConverter())
-                .defaultValue(SidecarConfig.Defaults.IDLE_TIMEOUT)
-                .description("Longest a client connection to an HTTP/1.1 listener may wait for its next request; then it is closed, quietly (nginx's keepalive_timeout) (default: ${DEFAULT-VALUE}; 0 = no limit).")
-                .build());
-        s.addOption(bind(OptionSpec.builder("--body-timeout"), () -> bodyTimeout, v -> bodyTimeout = (Duration) v)
-                .paramLabel("DURATION").type(Duration.class).converters(new DurationOrOffConverter())
-                .defaultValue(SidecarConfig.Defaults.BODY_TIMEOUT)
-                .description("Longest a body may go without a byte: a client's request body (then 408 and close) or an app's answer body (then the answer is cut) (default: ${DEFAULT-VALUE}; 0 = no limit).")
-                .build());
-
-        // --- observability (docs/observability.md) ---
-        s.addOption(bind(OptionSpec.builder("--metrics"), () -> metricsFlag, v -> metricsFlag = (String) v)
-                .paramLabel("on|off").type(String.class).defaultValue("on")
-                .description("Per-route golden metrics and the mesh's own cost (mesh tax) at /metrics (default: ${DEFAULT-VALUE}). The per-direction basics are always counted.")
-                .build());
-        s.addOption(bind(OptionSpec.builder("--tracing"), () -> tracingFlag, v -> tracingFlag = (String) v)
-                .paramLabel("on|off").type(String.class).defaultValue("on")
-                .description("Trace context propagation (W3C traceparent, B3) and spans; off passes trace headers through untouched (default: ${DEFAULT-VALUE}).")
-                .build());
-        s.addOption(bind(OptionSpec.builder("--trace-sample"), () -> traceSample, v -> traceSample = (Double) v)
-                .paramLabel("RATIO").type(double.class).defaultValue("1.0")
-                .description("Share of new traces sampled, 0.0-1.0; a caller's decision is always honoured (default: ${DEFAULT-VALUE}).")
-                .build());
-        s.addOption(bind(OptionSpec.builder("--trace-endpoint"), () -> traceEndpoint, v -> traceEndpoint = (String) v)
-                .paramLabel("URL|auto|off").type(String.class).defaultValue("auto")
-                .description("Where spans are posted: a Zipkin (http://HOST:9411/api/v2/spans) or OTLP/HTTP (http://HOST:4318/v1/traces) URL; auto = the control plane of a weft:// registry (default: ${DEFAULT-VALUE}).")
-                .build());
-        s.addOption(bind(OptionSpec.builder("--trace-format"), () -> traceFormat, v -> traceFormat = (String) v)
-                .paramLabel("FORMAT").type(String.class).defaultValue("zipkin")
-                .description("Span encoding: zipkin (v2 JSON) or otlp (OTLP/HTTP JSON) (default: ${DEFAULT-VALUE}).")
-                .build());
-        s.addOption(bind(OptionSpec.builder("--trace-propagation"), () -> tracePropagation, v -> tracePropagation = cast(v))
-                .paramLabel("FORMATS").type(List.class).auxiliaryTypes(String.class).defaultValue("w3c").splitRegex(",")
-                .description("Trace header formats written on every forwarded request: w3c, b3 (single header), b3multi (X-B3-*); all are read, and a format a request arrived with is always written back (default: ${DEFAULT-VALUE}).")
-                .build());
-        s.addOption(bind(OptionSpec.builder("--access-log"), () -> accessLogs, v -> accessLogs = cast(v))
-                .paramLabel("[SIDE=]SINK").type(List.class).auxiliaryTypes(String.class)
-                .description("Repeatable. JSON-lines access log: SINK is stdout, a file path or off; SIDE is inbound or outbound (both when omitted). Lines are dropped and counted, never waited for, when the sink is slow.")
-                .build());
-        s.addOption(bind(OptionSpec.builder("--route-label"), () -> routeLabels, v -> routeLabels = cast(v))
-                .paramLabel("NAME=[METHOD:]PREFIX").type(List.class).auxiliaryTypes(String.class)
-                .description("Repeatable. Names a path prefix as a route for metric labels and span names, e.g. users=/users or create=POST:/users; other paths are route 'default' (paths are never labels).")
-                .build());
-
-        // --- identity (docs/security.md) ---
-        s.addOption(bind(OptionSpec.builder("--token-file"), () -> tokenFile, v -> tokenFile = (java.nio.file.Path) v)
-                .paramLabel("FILE").type(java.nio.file.Path.class)
-                .description("A join token for this service (./weft token create --service NAME > FILE): the sidecar shows it to the control plane (the CA) for its certificate, made for a key that never leaves the process.")
-                .build());
-        s.addOption(bind(OptionSpec.builder("--mtls"), () -> mtls, v -> mtls = (String) v).paramLabel("MODE")
-                .type(String.class).defaultValue(SidecarConfig.Defaults.MTLS)
-                .description("strict (no serving without a valid certificate, needs --token-file; the mesh link is mTLS only, plaintext on the inbound port is refused), permissive (a certificate when there is a --token-file; mTLS to every peer while it holds one, plaintext accepted) or off (no certificate, no TLS) (default: ${DEFAULT-VALUE}).")
-                .build());
-        spec = s;
-        return new CommandLine(s);
-    }
-
-    /**
-     * Binds a flag to a field: picocli sets it (and reads it, to add to a collection) through these. Without an
-     * initial value, so that picocli leaves the field's own (an empty collection, say) instead of resetting it to null
-     * before parsing.
-     */
-    private static OptionSpec.Builder bind(OptionSpec.Builder flag, Supplier<Object> get, Consumer<Object> set) {
-        Binding binding = new Binding(get, set);
-        return flag.getter(binding).setter(binding).hasInitialValue(false);
-    }
-
-    private static PositionalParamSpec.Builder bind(PositionalParamSpec.Builder args, Supplier<Object> get,
-                                                    Consumer<Object> set) {
-        Binding binding = new Binding(get, set);
-        return args.getter(binding).setter(binding).hasInitialValue(false);
-    }
-
-    /** A flag's value as the collection type of its field (picocli made it from the flag's declared types). */
-    @SuppressWarnings("unchecked")
-    private static <T> T cast(Object value) {
-        return (T) value;
-    }
-
-    private static final class Binding implements IGetter, ISetter {
-        private final Supplier<Object> getter;
-        private final Consumer<Object> setter;
-
-        Binding(Supplier<Object> getter, Consumer<Object> setter) {
-            this.getter = getter;
-            this.setter = setter;
-        }
-
-        @Override
-        @SuppressWarnings("unchecked")
-        public <T> T get() {
-            return (T) getter.get();
-        }
-
-        @Override
-        public <T> T set(T value) {
-            T old = get();
-            setter.accept(value);
-            return old;
-        }
-    }
 
     /** The observability flags as a config; errors name the flag and the expected form. */
     ObservabilityConfig observabilityConfig() {
@@ -356,6 +237,9 @@ public final class SidecarCommand implements Callable<Integer> {
         return new ObservabilityConfig(onOff("--metrics", metricsFlag), onOff("--tracing", tracingFlag), traceSample,
                 traceEndpoint.trim(), traceFormat.trim().toLowerCase(Locale.ROOT), formats, logs, routes);
     }
+
+    @Spec
+    CommandSpec spec;
 
     /** The flags as a config. */
     SidecarConfig config() {

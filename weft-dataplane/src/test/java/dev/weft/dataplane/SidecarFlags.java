@@ -1,5 +1,6 @@
 package dev.weft.dataplane;
 
+import picocli.CommandLine;
 
 /** The {@code weft sidecar} command with its two required flags and {@code flags} parsed, as the CLI parses them. */
 final class SidecarFlags {
@@ -13,7 +14,7 @@ final class SidecarFlags {
         args[2] = "--app";
         args[3] = "127.0.0.1:1";
         System.arraycopy(flags, 0, args, 4, flags.length);
-        cmd.commandLine().parseArgs(args);
+        new CommandLine(cmd).parseArgs(args);
         return cmd;
     }
 }

@@ -8,6 +8,7 @@ import dev.weft.dataplane.security.WorkloadCertificate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -117,17 +118,17 @@ class SidecarIdentityTest {
                 + " create --service provider)");
 
         // The command turns the refusal into exit status 1 (its message goes to stderr, as the test above reads it).
-        assertThat(new SidecarCommand().commandLine().execute("--service", "provider", "--app", "127.0.0.1:1",
+        assertThat(new CommandLine(new SidecarCommand()).execute("--service", "provider", "--app", "127.0.0.1:1",
                 "--registry", "weft://127.0.0.1:" + controlPort, "--mtls", "strict",
                 "--token-file", tokenFile(token("billing", false)).toString())).isEqualTo(1);
 
         StringWriter err = new StringWriter();
-        int exit = new SidecarCommand().commandLine().setErr(new PrintWriter(err))
+        int exit = new CommandLine(new SidecarCommand()).setErr(new PrintWriter(err))
                 .execute("--service", "provider", "--app", "127.0.0.1:1", "--mtls", "strict");
         assertThat(exit).isEqualTo(2);
         assertThat(err.toString()).contains("--mtls strict needs --token-file");
         StringWriter etcd = new StringWriter();
-        assertThat(new SidecarCommand().commandLine().setErr(new PrintWriter(etcd))
+        assertThat(new CommandLine(new SidecarCommand()).setErr(new PrintWriter(etcd))
                 .execute("--service", "provider", "--app", "127.0.0.1:1", "--token-file", "t",
                         "--registry", "etcd://127.0.0.1:2379")).isEqualTo(2);
         assertThat(etcd.toString()).contains("--token-file needs the control plane as --registry");

@@ -4,6 +4,7 @@ import dev.weft.dataplane.observe.ExchangeObserver.Direction;
 import dev.weft.dataplane.observe.ObservabilityConfig;
 import dev.weft.dataplane.observe.ObservabilityConfig.Propagation;
 import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -60,7 +61,7 @@ class SidecarObservabilityFlagsTest {
     @Test
     void aBadFlagIsAUsageErrorWithExitCodeTwo() {
         StringWriter err = new StringWriter();
-        int code = new SidecarCommand().commandLine().setErr(new PrintWriter(err))
+        int code = new CommandLine(new SidecarCommand()).setErr(new PrintWriter(err))
                 .execute("--service", "s", "--app", "127.0.0.1:1", "--trace-sample", "7");
         assertThat(code).isEqualTo(2);
         assertThat(err.toString()).contains("trace sample 7.0 out of range", "Usage:");

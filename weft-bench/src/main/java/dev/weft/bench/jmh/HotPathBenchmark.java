@@ -17,6 +17,7 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
+import picocli.CommandLine;
 
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
@@ -115,7 +116,7 @@ public class HotPathBenchmark {
             all.addAll(List.of("--tracing", "off", "--metrics", "off"));
         }
         Thread t = Thread.ofPlatform().daemon().name("sidecar-" + args[1]).start(() ->
-                new SidecarCommand().commandLine().execute(all.toArray(String[]::new)));
+                new CommandLine(new SidecarCommand()).execute(all.toArray(String[]::new)));
         sidecars.add(t);
         awaitReady(URI.create("http://127.0.0.1:" + admin + "/ready"));
     }
