@@ -76,7 +76,10 @@ public final class Experiment implements AutoCloseable {
     private final FreePorts ports = new FreePorts();
     private final HttpProbe http = new HttpProbe();
     private final Map<String, Long> providerPids = new java.util.concurrent.ConcurrentHashMap<>();
-    private final Thread shutdownHook = new Thread(() -> children.stopAll(STOP_GRACE), "weft-demo-shutdown");
+    /** The control plane's and the apps' AOT caches ./weft trained, or the training of them. */
+    private final AppAot aot = AppAot.fromEnvironment();
+    private final Thread shutdownHook = new Thread(() -> children.stopAll(aot.stopGrace(STOP_GRACE)),
+            "weft-demo-shutdown");
     private Path runDir;
     private String registry;
     private String traceEndpoint;
@@ -116,7 +119,7 @@ public final class Experiment implements AutoCloseable {
     public static Experiment start(ExperimentSettings settings) throws ExperimentException, InterruptedException {
         Experiment experiment = new Experiment(settings);
         experiment.runDir = experiment.createRunDir();
-        experiment.say("run directory: " + experiment.runDir + " (one log per process)");
+        experiment.say("run directory: " + experiment.runDir + " (one log per process); " + experiment.aot.describe());
         Runtime.getRuntime().addShutdownHook(experiment.shutdownHook);
         try {
             experiment.topology = experiment.startTopology();
@@ -194,7 +197,7 @@ public final class Experiment implements AutoCloseable {
         }
         closed = true;
         say("stopping every process it started");
-        children.stopAll(STOP_GRACE);
+        children.stopAll(aot.stopGrace(STOP_GRACE));
         try {
             Runtime.getRuntime().removeShutdownHook(shutdownHook);
         } catch (IllegalStateException shuttingDown) {
@@ -324,12 +327,17 @@ public final class Experiment implements AutoCloseable {
     /**
      * Starts a child JVM running {@code mainClass args} ({@link ChildJvm}).
      *
-     * @param jvmOptions options after the flags every Weft JVM needs; empty for {@code -Xmx childHeap}
+     * @param jvmOptions options after the flags every Weft JVM needs; empty for {@code -Xmx childHeap}. The AOT
+     *                   cache of the subcommand ({@code args[0]}) is added when it was trained with these options
      */
     private ChildProcess launchJvm(String name, String logFile, List<String> jvmOptions, List<Integer> boundPorts,
                                 String... args) throws ExperimentException {
-        List<String> command = ChildJvm.command(jvmOptions.isEmpty() ? List.of("-Xmx" + settings.childHeap())
-                : jvmOptions, settings.mainClass(), List.of(args));
+        List<String> options = jvmOptions.isEmpty() ? List.of("-Xmx" + settings.childHeap()) : jvmOptions;
+        // The caches hold the class path of ./weft's WeftCli: a test's stand-in main class runs without.
+        if (settings.mainClass().equals(WEFT_CLI_MAIN)) {
+            options = aot.options(args[0], options);
+        }
+        List<String> command = ChildJvm.command(options, settings.mainClass(), List.of(args));
         ChildProcess child = ChildProcess.start(name, command, runDir.resolve(logFile), boundPorts);
         children.add(child);
         return child;
@@ -453,6 +461,19 @@ public final class Experiment implements AutoCloseable {
 
     /** A measurement and how its warm-up ended. */
     public record Settled(ExperimentResult result, RateSettle.Outcome warmUp) {}
+
+    /**
+     * Issue 15's steady-state check: the running topology loaded again, {@code gap} unrecorded then {@code duration}
+     * measured (as long as {@code first}), and {@code first}'s rate compared with this window's ({@link SteadyCheck}).
+     * A load of its own on fresh connections: their opening falls in the unrecorded {@code gap}.
+     */
+    public SteadyCheck measureAgain(ExperimentResult first, Duration gap, Duration duration)
+            throws InterruptedException {
+        say("steady-state check: the same topology measured again after another " + Durations.format(gap)
+                + " of load");
+        ExperimentResult again = measure(first.load().connections(), gap, duration);
+        return new SteadyCheck(first.load(), again.load(), gap);
+    }
 
     private Path createRunDir() throws ExperimentException {
         try {

@@ -43,8 +43,8 @@ final class FootprintBench {
 
     record Settings(int starts, int services, Duration startTimeout, Path runDir, Consumer<String> say) {}
 
-    /** One sidecar start: wall time and process CPU until ready. */
-    record Start(Duration ready, Duration cpu) {}
+    /** One sidecar start: wall time, process CPU and the part of it the JIT compiler threads used, until ready. */
+    record Start(Duration ready, Duration cpu, Duration jitCpu) {}
 
     /** The memory of a sidecar that calls {@link #CALLED} services, in a mesh of {@code services}. */
     record Size(int services, int endpoints, long rssBytes, long peakRssBytes, int watchers) {}
@@ -56,6 +56,10 @@ final class FootprintBench {
 
         Duration medianCpu() {
             return starts.stream().map(Start::cpu).sorted().toList().get(starts.size() / 2);
+        }
+
+        Duration medianJitCpu() {
+            return starts.stream().map(Start::jitCpu).sorted().toList().get(starts.size() / 2);
         }
     }
 
@@ -118,11 +122,12 @@ final class FootprintBench {
         Duration ready = sidecar.awaitReady(http, URI.create("http://127.0.0.1:" + admin + "/ready"),
                 settings.startTimeout());
         Duration cpu = Duration.ofNanos(ProcStats.treeCpuNanos(sidecar.pid()));
-        settings.say().accept(String.format(Locale.ROOT, "start %d: ready in %d ms, %d ms of CPU", next,
-                ready.toMillis(), cpu.toMillis()));
+        Duration jit = Duration.ofNanos(ProcStats.treeJitCpuNanos(sidecar.pid()));
+        settings.say().accept(String.format(Locale.ROOT, "start %d: ready in %d ms, %d ms of CPU (JIT %d ms)", next,
+                ready.toMillis(), cpu.toMillis(), jit.toMillis()));
         sidecar.stop(Duration.ofSeconds(10));
         started.remove(sidecar);
-        return new Start(ready, cpu);
+        return new Start(ready, cpu, jit);
     }
 
     private Size size(int services) throws ExperimentException, InterruptedException, IOException {
@@ -220,14 +225,16 @@ final class FootprintBench {
                 .append(String.join(" ", SidecarJvm.options())).append(", with the AOT cache when ./weft trained one.\n\n");
         out.append("## Ready\n\n").append(s.starts()).append(" starts, one after the other, with the control plane and")
                 .append(" the app up; from process start to `/ready` 200 (polled every 5 ms), and the process's CPU")
-                .append(" until then.\n\n| start | ready ms | CPU ms |\n|---:|---:|---:|\n");
+                .append(" until then, all threads, and of it the JIT compiler threads'.\n\n")
+                .append("| start | ready ms | CPU ms | of it JIT ms |\n|---:|---:|---:|---:|\n");
         for (int i = 0; i < r.starts().size(); i++) {
             Start st = r.starts().get(i);
             out.append("| ").append(i + 1).append(" | ").append(st.ready().toMillis()).append(" | ")
-                    .append(st.cpu().toMillis()).append(" |\n");
+                    .append(st.cpu().toMillis()).append(" | ").append(st.jitCpu().toMillis()).append(" |\n");
         }
         out.append("| **median** | **").append(r.medianReady().toMillis()).append("** | **")
-                .append(r.medianCpu().toMillis()).append("** |\n\n");
+                .append(r.medianCpu().toMillis()).append("** | **").append(r.medianJitCpu().toMillis())
+                .append("** |\n\n");
         out.append("## Mesh size\n\nA sidecar calling ").append(CALLED).append(" services (`--upstream`), ")
                 .append(ENDPOINTS_PER_SERVICE).append(" endpoints each, in a mesh of only those, then a fresh one after")
                 .append(" more services were registered; resident memory ").append(Durations.format(SETTLE))

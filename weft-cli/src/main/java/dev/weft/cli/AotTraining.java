@@ -41,8 +41,12 @@ import java.util.stream.Stream;
  * works the same, only starts slower.
  */
 public final class AotTraining {
-    /** Requests through the sidecar: enough for the JIT to profile the hot path (JEP 515 keeps the profiles). */
-    private static final int REQUESTS = 4_000;
+    /**
+     * Requests through the sidecar: enough for the JIT to profile the hot path (JEP 515 keeps the profiles).
+     * {@code -Dweft.aot.requests=N} in the driver's JVM trains with another number, to measure what the request
+     * path's part of the cache does to a start (docs/benchmarks.md, "issue 15: start-up").
+     */
+    private static final int REQUESTS = Integer.getInteger("weft.aot.requests", 4_000);
     private static final int CONNECTIONS = 8;
     private static final Duration READY_TIMEOUT = Duration.ofSeconds(60);
     /** Writing the cache forks a second JVM that assembles it; on a busy 2-core machine that takes a while. */

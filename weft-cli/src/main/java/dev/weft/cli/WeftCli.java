@@ -12,6 +12,7 @@ import dev.weft.control.cli.TopCommand;
 import dev.weft.control.cli.TraceCommand;
 import dev.weft.dataplane.ApplyCommand;
 import dev.weft.dataplane.SidecarCommand;
+import dev.weft.dataplane.lifecycle.StartupTrace;
 import dev.weft.examples.ConsumerCommand;
 import dev.weft.examples.ProviderCommand;
 import picocli.CommandLine;
@@ -45,8 +46,11 @@ public final class WeftCli implements Runnable {
     CommandSpec spec;
 
     public static void main(String[] args) {
+        StartupTrace.mark("main");
         // Bad flags: say what was wrong and show the usage of that subcommand, exit 2 (picocli's convention).
-        int code = commandLine(args).execute(args);
+        CommandLine cli = commandLine(args);
+        StartupTrace.mark("command model built (picocli)");
+        int code = cli.execute(args);
         System.exit(code);
     }
 

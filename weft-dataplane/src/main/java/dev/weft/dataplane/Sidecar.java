@@ -9,6 +9,7 @@ import dev.weft.dataplane.collab.Collaborator;
 import dev.weft.dataplane.inbound.AppHealth;
 import dev.weft.dataplane.inbound.InboundServer;
 import dev.weft.dataplane.inbound.LocalApp;
+import dev.weft.dataplane.lifecycle.StartupTrace;
 import dev.weft.dataplane.mesh.MeshPool;
 import dev.weft.dataplane.metrics.SidecarMetrics;
 import dev.weft.dataplane.observe.CompositeObserver;
@@ -125,16 +126,20 @@ public final class Sidecar implements AutoCloseable {
      */
     public Map<String, InetSocketAddress> start() throws InterruptedException {
         // First: in strict mode a sidecar without a certificate must not open a single port.
+        StartupTrace.mark("Sidecar.start");
         identity = SidecarIdentity.start(config.service(), config.registryUrl(), config.tokenFile(), config.mtls());
         Collaborator collaborator = config.collaborator().create();
         // Before the transport: a bad access log path fails the start with nothing yet to clean up.
         observability = new Observability(config.observability(), config.service(), config.registryUrl(),
                 this::requestsHandled);
+        StartupTrace.mark("identity and observability built");
         transport = new Transport(config.workers());
+        StartupTrace.mark("transport (Netty event loops) up");
         observability.open(List.of(transport.manager(), transport.workers()));
         // With nothing observed the data plane gets NOOP, so the overhead baseline really is zero work.
         observer = CompositeObserver.of(observability.isActive() ? observability : ExchangeObserver.NOOP, extraObserver);
         registry = Registries.open(config.registryUrl(), controlCredentials());
+        StartupTrace.mark("registry client open");
         WmpLimits limits = WmpLimits.defaults();
         meshTls = new MeshTls(config.mtls(), identity);
         meshPool = new MeshPool(transport, limits, codecMetrics, config.meshConnectionsPerPeer(), 2000,
@@ -151,6 +156,7 @@ public final class Sidecar implements AutoCloseable {
                 codecMetrics, observer, config.service(), config.timeouts(), meshTls);
         InetSocketAddress in = inbound.bind(config.inbound());
         bound.put("inbound", in);
+        StartupTrace.mark("inbound bound");
 
         // The mesh link: WMP by default; HTTP/1.1 exists to measure WMP against (docs/benchmarks.md).
         meshUpstream = switch (config.meshProtocol()) {
@@ -185,6 +191,7 @@ public final class Sidecar implements AutoCloseable {
                                 : SidecarIdentity.describeNone(config.mtls(), config.tokenFile())),
                 "/metrics", metricsRoute));
         bound.put("admin", admin.bind(config.admin()));
+        StartupTrace.mark("outbound and admin bound");
 
         // Policies pushed through the registry replace the defaults without a restart.
         policyWatch = registry.watchPolicies(policies::onDocuments);
@@ -210,6 +217,7 @@ public final class Sidecar implements AutoCloseable {
         while (!draining) {
             if (appHealth.check() && !draining) {
                 if (appHealth.isHealthy()) {
+                    StartupTrace.mark("app healthy, registering");
                     register(advertised, adminAddress);
                 } else {
                     deregister();
@@ -279,6 +287,9 @@ public final class Sidecar implements AutoCloseable {
         }
         if (!registeredOnce) {
             registeredOnce = isRegistered();
+            if (registeredOnce) {
+                StartupTrace.mark("registration accepted: /ready answers 200");
+            }
         }
         if (registeredOnce) {
             return null;

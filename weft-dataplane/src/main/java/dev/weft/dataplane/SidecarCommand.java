@@ -2,6 +2,7 @@ package dev.weft.dataplane;
 
 import dev.weft.dataplane.inbound.AppHealth;
 import dev.weft.dataplane.lifecycle.AppProcess;
+import dev.weft.dataplane.lifecycle.StartupTrace;
 import dev.weft.dataplane.observe.ExchangeObserver;
 import dev.weft.dataplane.observe.ObservabilityConfig;
 import dev.weft.dataplane.observe.RouteTable;
@@ -297,6 +298,7 @@ public final class SidecarCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        StartupTrace.mark("flags parsed");
         quietLeakDetection();
         Sidecar sidecar = new Sidecar(checkedConfig());
         Map<String, InetSocketAddress> bound;
