@@ -61,10 +61,19 @@ final class SoakBench {
         }
     }
 
-    /** A figure of one sidecar over the run: the medians of its first and last quarters after the warm-up. */
-    record Drift(String sidecar, Figure figure, double early, double late) {
+    /**
+     * A figure of one sidecar over the run: the medians of its first and last quarters after the warm-up; with fewer
+     * than {@link #JUDGED} readings after the warm-up there is no verdict.
+     */
+    record Drift(String sidecar, Figure figure, int readings, double early, double late) {
+        static final int JUDGED = 4;
+
+        boolean judged() {
+            return readings >= JUDGED;
+        }
+
         boolean drifts() {
-            return late - early > figure.limit;
+            return judged() && late - early > figure.limit;
         }
     }
 
@@ -155,7 +164,8 @@ final class SoakBench {
 
     /**
      * Every figure of every sidecar: the medians of the first and last quarter of its readings taken after
-     * {@code warmup} (fewer than 4 such readings: no verdict for that figure).
+     * {@code warmup}; with fewer than 4 such readings the figure is listed without a verdict (a round of readings
+     * can take 10 s on a busy machine, so a short soak may not have four).
      */
     static List<Drift> drifts(List<Reading> readings, Duration warmup) {
         List<Drift> out = new ArrayList<>();
@@ -165,9 +175,11 @@ final class SoakBench {
                 double[] v = readings.stream()
                         .filter(r -> r.sidecar().equals(name) && r.seconds() >= warmup.toSeconds())
                         .mapToLong(f.value).filter(x -> x >= 0).asDoubleStream().toArray();
-                if (v.length >= 4) {
+                if (v.length >= Drift.JUDGED) {
                     int q = v.length / 4;
-                    out.add(new Drift(name, f, median(v, 0, q), median(v, v.length - q, v.length)));
+                    out.add(new Drift(name, f, v.length, median(v, 0, q), median(v, v.length - q, v.length)));
+                } else {
+                    out.add(new Drift(name, f, v.length, Double.NaN, Double.NaN));
                 }
             }
         }
@@ -190,11 +202,21 @@ final class SoakBench {
                         + "every Weft sidecar read every %d s, the first %d s left out as warm-up. %s.%n%n",
                 settings.connections(), dev.weft.registry.support.Durations.format(settings.duration()),
                 settings.interval().toSeconds(), settings.warmup().toSeconds(), machine));
-        md.append(drifting == 0 ? "**No drift:** every figure of every sidecar stayed within its limit.\n\n"
-                : "**Drift in " + drifting + " figure(s):** see the rows marked below.\n\n");
+        long unjudged = drifts.stream().filter(d -> !d.judged()).count();
+        md.append(drifting > 0 ? "**Drift in " + drifting + " figure(s):** see the rows marked below.\n\n"
+                : unjudged == 0 ? "**No drift:** every figure of every sidecar stayed within its limit.\n\n"
+                : unjudged == drifts.size() ? "**No verdict:** too few readings after the warm-up (" + Drift.JUDGED
+                        + " needed per figure); soak longer.\n\n"
+                : "**No drift** in the figures judged; " + unjudged + " had too few readings for a verdict.\n\n");
         md.append("| sidecar | figure | first quarter (median) | last quarter (median) | change | limit | drift |\n");
         md.append("|---|---|---:|---:|---:|---:|---|\n");
         for (Drift d : drifts) {
+            if (!d.judged()) {
+                md.append("| ").append(d.sidecar()).append(" | ").append(d.figure().label).append(" | – | – | – | ")
+                        .append(d.figure().format(d.figure().limit)).append(" | no verdict (").append(d.readings())
+                        .append(" readings, ").append(Drift.JUDGED).append(" needed) |\n");
+                continue;
+            }
             double change = d.late() - d.early();
             md.append("| ").append(d.sidecar()).append(" | ").append(d.figure().label).append(" | ")
                     .append(d.figure().format(d.early())).append(" | ").append(d.figure().format(d.late()))
