@@ -309,7 +309,7 @@ public final class Bench {
             case "weft-http1" -> "HTTP/1.1, plaintext";
             case "nginx-tls", "haproxy-tls" -> "HTTP/1.1 over mutual TLS 1.3";
             case "weft-off" -> "WMP, plaintext (--mtls off)";
-            default -> plane.startsWith("weft") ? "WMP, plaintext (no join token)" : "HTTP/1.1, plaintext";
+            default -> plane.startsWith("weft") ? "WMP, plaintext (--mtls off; the join token only registers)" : "HTTP/1.1, plaintext";
         };
     }
 

@@ -67,7 +67,7 @@ class BenchCommandTest {
         assertThat(Bench.dataPlane("haproxy-tls", List.of()).description()).contains("mutual TLS 1.3");
         assertThat(Bench.link("weft-mtls")).isEqualTo("WMP over mutual TLS 1.3");
         assertThat(Bench.link("weft-off")).isEqualTo("WMP, plaintext (--mtls off)");
-        assertThat(Bench.link("weft")).isEqualTo("WMP, plaintext (no join token)");
+        assertThat(Bench.link("weft")).isEqualTo("WMP, plaintext (--mtls off; the join token only registers)");
         assertThat(Bench.link("nginx-tls")).isEqualTo("HTTP/1.1 over mutual TLS 1.3");
         assertThat(Bench.link("haproxy")).isEqualTo("HTTP/1.1, plaintext");
         assertThatThrownBy(() -> parse("--planes", "caddy-tls")).hasMessageContaining("unknown data plane 'caddy-tls'");
