@@ -3,14 +3,10 @@ package dev.weft.bench;
 import dev.weft.registry.Registries;
 import dev.weft.registry.support.Durations;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.URI;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -18,7 +14,6 @@ import java.util.Map;
 import java.util.LinkedHashSet;
 import java.util.Set;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 
 /**
  * The paper's experiment on loopback, every component its own OS process:
@@ -118,7 +113,7 @@ public final class Experiment implements AutoCloseable {
      */
     public static Experiment start(ExperimentSettings settings) throws ExperimentException, InterruptedException {
         Experiment experiment = new Experiment(settings);
-        experiment.runDir = experiment.createRunDir();
+        experiment.runDir = RunDirectory.create(settings);
         experiment.say("run directory: " + experiment.runDir + " (one log per process); " + experiment.aot.describe());
         Runtime.getRuntime().addShutdownHook(experiment.shutdownHook);
         try {
@@ -205,7 +200,7 @@ public final class Experiment implements AutoCloseable {
         }
         http.close();
         if (!failed && !keepLogs && !settings.keepLogs()) {
-            deleteRecursively(runDir);
+            RunDirectory.delete(runDir);
         } else if (failed || keepLogs) {
             say("logs kept in " + runDir);
         }
@@ -226,7 +221,7 @@ public final class Experiment implements AutoCloseable {
             traceEndpoint = settings.registry() != null ? "http://" + control + "/api/v2/spans" : null;
         }
         Launcher launcher = new Launcher();
-        List<RunningProvider> providers = new ArrayList<>();
+        List<Topology.RunningProvider> providers = new ArrayList<>();
         List<DataPlane.Upstream> upstreams = new ArrayList<>();
         List<DataPlane.Proxy> proxies = new ArrayList<>();
         List<ProviderSpec> specs = providerSpecs();
@@ -243,7 +238,7 @@ public final class Experiment implements AutoCloseable {
             } else {
                 upstreams.add(app);
             }
-            providers.add(new RunningProvider(spec, appPort));
+            providers.add(new Topology.RunningProvider(spec, appPort));
         }
         int providerEntry = plane.proxied() ? ports.pick() : upstreams.getFirst().port();
         int consumerPort = settings.shape() == Shape.MESH ? startConsumer(providerEntry) : -1;
@@ -475,29 +470,6 @@ public final class Experiment implements AutoCloseable {
         return new SteadyCheck(first.load(), again.load(), gap);
     }
 
-    private Path createRunDir() throws ExperimentException {
-        try {
-            if (settings.runDir() != null) {
-                return Files.createDirectories(settings.runDir());
-            }
-            return Files.createTempDirectory("weft-demo-");
-        } catch (IOException e) {
-            throw new ExperimentException("cannot create the run directory "
-                    + (settings.runDir() == null ? "in " + System.getProperty("java.io.tmpdir") : settings.runDir())
-                    + ": " + e.getMessage(), e);
-        }
-    }
-
-    private static void deleteRecursively(Path dir) {
-        try (Stream<Path> paths = Files.walk(dir)) {
-            for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(path);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot delete the run directory " + dir, e);
-        }
-    }
-
     private void say(String line) {
         if (settings.out() != null) {
             boolean demo = settings.shape() == Shape.MESH && (settings.dataPlane().equals(WeftDataPlane.defaults())
@@ -506,14 +478,4 @@ public final class Experiment implements AutoCloseable {
                     .name().toLowerCase(java.util.Locale.ROOT)) + ": " + line);
         }
     }
-
-    record RunningProvider(ProviderSpec spec, int appPort) {}
-
-    /**
-     * @param entryPort where the load goes
-     * @param proxies   provider-side proxies, then the consumer-side one
-     * @param linkPorts the provider-side proxies' listeners: the link whose bytes are counted
-     */
-    record Topology(int entryPort, List<RunningProvider> providers, List<DataPlane.Proxy> proxies,
-                            Set<Integer> linkPorts) {}
 }

@@ -26,7 +26,7 @@ import java.util.function.Consumer;
 final class WindowSampler implements LoadGenerator.PhaseListener {
     /** Counted by both ends of each mesh connection's handshake, accepted ({@code side="server"}) and dialled. */
     static final String HANDSHAKES = "weft_tls_handshakes_total";
-    private final Experiment.Topology topology;
+    private final Topology topology;
     private final long controlPid;
     private final HttpProbe http;
     private final Consumer<String> say;
@@ -52,7 +52,7 @@ final class WindowSampler implements LoadGenerator.PhaseListener {
      * @param controlPid the control plane's process, or -1 when the data plane runs none
      * @param say        where a provider whose stats cannot be read is reported
      */
-    WindowSampler(Experiment.Topology topology, long controlPid, HttpProbe http, Consumer<String> say) {
+    WindowSampler(Topology topology, long controlPid, HttpProbe http, Consumer<String> say) {
         this.topology = topology;
         this.controlPid = controlPid;
         this.http = http;
@@ -120,7 +120,7 @@ final class WindowSampler implements LoadGenerator.PhaseListener {
         Map<String, Long> delta = new LinkedHashMap<>();
         long total = 0;
         boolean allKnown = true;
-        for (Experiment.RunningProvider provider : topology.providers()) {
+        for (Topology.RunningProvider provider : topology.providers()) {
             String name = provider.spec().name();
             long b = servedBefore.getOrDefault(name, -1L);
             long a = servedAfter.getOrDefault(name, -1L);
@@ -133,7 +133,7 @@ final class WindowSampler implements LoadGenerator.PhaseListener {
             }
         }
         List<ExperimentResult.ProviderShare> shares = new ArrayList<>();
-        for (Experiment.RunningProvider provider : topology.providers()) {
+        for (Topology.RunningProvider provider : topology.providers()) {
             long served = delta.get(provider.spec().name());
             double share = !allKnown || served < 0 || total == 0 ? Double.NaN : (double) served / total;
             shares.add(new ExperimentResult.ProviderShare(provider.spec().name(), provider.spec().weight(), served,
@@ -181,14 +181,14 @@ final class WindowSampler implements LoadGenerator.PhaseListener {
     /** Each provider's {@code served} counter, -1 where {@code /stats} could not be read. */
     private Map<String, Long> servedByProvider() {
         Map<String, Long> served = new LinkedHashMap<>();
-        for (Experiment.RunningProvider provider : topology.providers()) {
+        for (Topology.RunningProvider provider : topology.providers()) {
             served.put(provider.spec().name(), served(provider));
         }
         return served;
     }
 
     /** Retried, with a generous timeout: a provider under full load on a busy machine can be slow to answer. */
-    private long served(Experiment.RunningProvider provider) {
+    private long served(Topology.RunningProvider provider) {
         URI stats = URI.create("http://" + Experiment.LOOPBACK + ":" + provider.appPort() + "/stats");
         String problem = "no attempt";
         for (int attempt = 1; attempt <= 3; attempt++) {
