@@ -187,7 +187,7 @@ public final class BenchReport {
             md.append("## Microbenchmarks (JMH, -prof gc)\n\n");
             md.append(jmhTable()).append('\n');
         }
-        md.append("## Targets (issue 5)\n\n").append(targets(mesh, hop)).append('\n');
+        md.append("## Targets (issues 12 and 15)\n\n").append(targets(mesh, hop)).append('\n');
         if (TlsReport.ran(rows)) {
             md.append("## Targets (issue 13: mTLS on the link)\n\n").append(tlsTargets(mesh, hop)).append('\n');
         }

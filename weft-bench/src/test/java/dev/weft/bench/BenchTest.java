@@ -66,7 +66,7 @@ class BenchTest {
             }
         }
         assertThat(Files.readString(results.resolve("summary.md"))).contains("## Mesh experiment", "## Per hop",
-                "## Targets (issue 5)", "| nginx |");
+                "## Targets (issues 12 and 15)", "| nginx |");
         // Logs of clean runs are not kept unless asked.
         assertThat(results.resolve("logs")).isEmptyDirectory();
     }
