@@ -7,6 +7,7 @@ import dev.weft.registry.Registry;
 import dev.weft.registry.RegistryHealth;
 import dev.weft.registry.Watch;
 import dev.weft.registry.support.ConnectionHealth;
+import dev.weft.registry.support.EventThread;
 import io.etcd.jetcd.Client;
 import io.etcd.jetcd.common.exception.EtcdException;
 import io.etcd.jetcd.options.GetOption;
@@ -24,9 +25,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
@@ -73,7 +72,7 @@ public final class EtcdRegistry implements Registry {
     final KeyLayout keys;
     final ConnectionHealth health;
     private volatile Client client;
-    private final ScheduledThreadPoolExecutor events;
+    private final EventThread events;
     private final Set<EtcdRegistration> registrations = ConcurrentHashMap.newKeySet();
     // Event thread only.
     private final Map<String, ServiceWatch> watches = new HashMap<>();
@@ -81,7 +80,6 @@ public final class EtcdRegistry implements Registry {
     private long unreachableSinceNanos;
     private long recycledAtNanos;
     private volatile boolean closed;
-    private volatile Thread eventThread;
 
     public EtcdRegistry(URI uri) {
         this(EtcdSettings.parse(uri));
@@ -92,15 +90,8 @@ public final class EtcdRegistry implements Registry {
         this.keys = new KeyLayout(settings.root());
         this.health = new ConnectionHealth("etcd", settings.target());
         this.client = settings.newClient(CALL_TIMEOUT);
-        this.events = new ScheduledThreadPoolExecutor(1, r -> {
-            Thread t = new Thread(r, "weft-registry-etcd-" + settings.target());
-            t.setDaemon(true);
-            eventThread = t;
-            return t;
-        });
-        events.setRemoveOnCancelPolicy(true);
-        events.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
-        events.scheduleWithFixedDelay(this::probe, 0, OUTAGE_PROBE_INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
+        this.events = new EventThread("weft-registry-etcd-" + settings.target());
+        events.every(this::probe, Duration.ZERO, OUTAGE_PROBE_INTERVAL);
     }
 
     @Override
@@ -258,18 +249,8 @@ public final class EtcdRegistry implements Registry {
             watches.values().forEach(ServiceWatch::stop);
             watches.clear();
         });
+        // Closed from a listener, the event thread does not wait for itself; its queued tasks find `closed` set.
         events.shutdown();
-        if (Thread.currentThread() != eventThread) {
-            try {
-                if (!events.awaitTermination(1, TimeUnit.SECONDS)) {
-                    events.shutdownNow();
-                }
-            } catch (InterruptedException e) {
-                events.shutdownNow();
-                Thread.currentThread().interrupt();
-            }
-        }
-        // Closed from a listener, the event thread cannot wait for itself; its queued tasks find `closed` set.
         client.close();
     }
 
@@ -287,27 +268,19 @@ public final class EtcdRegistry implements Registry {
 
     /** Runs {@code task} on the event thread; dropped silently once the registry is closed. */
     void onEvents(Runnable task) {
-        try {
-            events.execute(task);
-        } catch (RejectedExecutionException e) {
-            // Closed: nothing is supposed to happen any more.
-        }
+        events.execute(task);
     }
 
     void schedule(Runnable task, Duration delay, Consumer<ScheduledFuture<?>> timer) {
-        try {
-            timer.accept(events.schedule(task, delay.toNanos(), TimeUnit.NANOSECONDS));
-        } catch (RejectedExecutionException e) {
-            // Closed.
-        }
+        events.schedule(task, delay, timer);
     }
 
     /**
-     * The event thread as an executor for jetcd completions. Unlike the pool itself it never throws once the registry
-     * is closed: a rejection would otherwise surface on whichever gRPC thread completed the call.
+     * The event thread as an executor for jetcd completions. It never throws once the registry is closed: a rejection
+     * would otherwise surface on whichever gRPC thread completed the call.
      */
     Executor events() {
-        return this::onEvents;
+        return events;
     }
 
     /**

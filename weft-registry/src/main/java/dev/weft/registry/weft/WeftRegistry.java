@@ -10,6 +10,7 @@ import dev.weft.registry.Watch;
 import dev.weft.registry.auth.ControlCredentials;
 import dev.weft.registry.http.SmallHttpClient;
 import dev.weft.registry.support.ConnectionHealth;
+import dev.weft.registry.support.EventThread;
 import dev.weft.registry.support.JsonValues;
 
 import java.io.IOException;
@@ -31,10 +32,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
@@ -73,12 +71,11 @@ public final class WeftRegistry implements Registry {
     final Duration streamSilenceLimit;
     /** What each request proves itself with (docs/security.md); {@link ControlCredentials#NONE} sends nothing. */
     private final ControlCredentials credentials;
-    private final ScheduledThreadPoolExecutor events;
+    private final EventThread events;
     // Event thread only.
     private final Map<String, ServiceStream> streams = new HashMap<>();
     private final Set<WeftRegistration> registrations = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
-    private volatile Thread eventThread;
 
     /** @param uri {@code weft://HOST[:PORT]}; the port defaults to {@value #DEFAULT_PORT} */
     public WeftRegistry(URI uri) {
@@ -115,17 +112,9 @@ public final class WeftRegistry implements Registry {
         // Not the JDK's HttpClient: with its TLS stack it loaded about 600 classes into every sidecar (docs/benchmarks.md).
         this.http = new SmallHttpClient("registry", CONNECT_TIMEOUT);
         this.health = new ConnectionHealth("weft", target);
-        this.events = new ScheduledThreadPoolExecutor(1, r -> {
-            Thread t = new Thread(r, "weft-registry-" + target);
-            t.setDaemon(true);
-            eventThread = t;
-            return t;
-        });
-        events.setRemoveOnCancelPolicy(true);
-        events.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
-        long check = Math.max(100, streamSilenceLimit.toMillis() / 4);
-        events.scheduleWithFixedDelay(() -> streams.values().forEach(ServiceStream::checkSilence),
-                check, check, TimeUnit.MILLISECONDS);
+        this.events = new EventThread("weft-registry-" + target);
+        Duration check = Duration.ofMillis(Math.max(100, streamSilenceLimit.toMillis() / 4));
+        events.every(() -> streams.values().forEach(ServiceStream::checkSilence), check, check);
     }
 
     @Override
@@ -216,20 +205,8 @@ public final class WeftRegistry implements Registry {
             streams.values().forEach(ServiceStream::stop);
             streams.clear();
         });
+        // Called from a listener on the event thread, this does not wait: the queued tasks find `closed` set.
         events.shutdown();
-        if (Thread.currentThread() == eventThread) {
-            // Closed from a listener: waiting for the event thread to finish would be waiting for ourselves.
-            http.close();
-            return;
-        }
-        try {
-            if (!events.awaitTermination(1, TimeUnit.SECONDS)) {
-                events.shutdownNow();
-            }
-        } catch (InterruptedException e) {
-            events.shutdownNow();
-            Thread.currentThread().interrupt();
-        }
         http.close();
     }
 
@@ -247,21 +224,14 @@ public final class WeftRegistry implements Registry {
 
     /** Runs {@code task} on the event thread; dropped silently once the registry is closed. */
     void onEvents(Runnable task) {
-        try {
-            events.execute(task);
-        } catch (RejectedExecutionException e) {
-            // Closed: nothing is supposed to happen any more.
-        }
+        events.execute(task);
     }
 
     void schedule(Runnable task, Duration delay, Consumer<ScheduledFuture<?>> timer) {
-        try {
-            timer.accept(events.schedule(task, delay.toNanos(), TimeUnit.NANOSECONDS));
-        } catch (RejectedExecutionException e) {
-            // Closed.
-        }
+        events.schedule(task, delay, timer);
     }
 
+    /** The event thread as an executor; it never throws once the registry is closed. */
     Executor events() {
         return events;
     }
