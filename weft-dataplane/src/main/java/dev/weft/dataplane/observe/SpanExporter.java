@@ -1,11 +1,13 @@
 package dev.weft.dataplane.observe;
 
 import dev.weft.dataplane.metrics.PerThread;
+import dev.weft.registry.auth.ControlCredentials;
 import dev.weft.registry.http.SmallHttpClient;
 
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -29,6 +31,10 @@ final class SpanExporter implements AutoCloseable {
     private static final long WARN_EVERY_NANOS = TimeUnit.SECONDS.toNanos(60);
 
     private final URI endpoint;
+    /** Null for none; else asked once per batch (a signature or the join token: docs/security.md). */
+    private final ControlCredentials credentials;
+    /** The request target the client sends for {@link #endpoint}, which a signature covers. */
+    private final String target;
     private final SpanEncoder encoder;
     /** Each Worker's spans waiting; threads without a ring of their own share one, holding its monitor. */
     private final PerThread<SpanRing> rings;
@@ -56,7 +62,19 @@ final class SpanExporter implements AutoCloseable {
     private long lastWarnNanos;
 
     SpanExporter(URI endpoint, SpanEncoder encoder, int capacity, int batchSize, Duration flushInterval) {
+        this(endpoint, encoder, capacity, batchSize, flushInterval, null);
+    }
+
+    /**
+     * @param credentials what each batch proves the sidecar with (the control plane wants credentials for spans,
+     *                    docs/security.md); null sends none: any other collector gets no secret of the mesh
+     */
+    SpanExporter(URI endpoint, SpanEncoder encoder, int capacity, int batchSize, Duration flushInterval,
+                 ControlCredentials credentials) {
         this.endpoint = endpoint;
+        this.credentials = credentials;
+        this.target = (endpoint.getRawPath() == null || endpoint.getRawPath().isEmpty() ? "/" : endpoint.getRawPath())
+                + (endpoint.getRawQuery() == null ? "" : "?" + endpoint.getRawQuery());
         this.encoder = encoder;
         this.rings = new PerThread<>(() -> new SpanRing(capacity));
         this.capacity = capacity;
@@ -136,8 +154,8 @@ final class SpanExporter implements AutoCloseable {
         try {
             encoder.encode(batch, body);
             // Generous: on a saturated machine a late batch is better than a lost one, and the queue bounds memory.
-            SmallHttpClient.Response response = http.sendBlocking("POST", endpoint,
-                    Map.of("Content-Type", encoder.contentType()), body.array(), 0, body.length(), Duration.ofSeconds(10));
+            SmallHttpClient.Response response = http.sendBlocking("POST", endpoint, headers(),
+                    body.array(), 0, body.length(), Duration.ofSeconds(10));
             if (response.status() / 100 == 2) {
                 exported.add(batch.size());
                 batches.increment();
@@ -150,6 +168,17 @@ final class SpanExporter implements AutoCloseable {
         } catch (Exception e) {
             failed(batch.size(), e.getClass().getSimpleName() + " sending to " + endpoint + ": " + e.getMessage());
         }
+    }
+
+    /**
+     * The batch's headers. A signature covers the body, so it gets its own copy of the batch: one array copy and one
+     * SHA-256 per batch (up to {@link Observability#SPAN_BATCH} spans), on this thread, never on a Worker.
+     */
+    private Map<String, String> headers() {
+        String authorization = credentials == null ? null
+                : credentials.authorization("POST", target, Arrays.copyOf(body.array(), body.length()));
+        return authorization == null ? Map.of("Content-Type", encoder.contentType())
+                : Map.of("Content-Type", encoder.contentType(), "Authorization", authorization);
     }
 
     private void failed(int spans, String why) {
