@@ -23,8 +23,8 @@ final class ApiAccess {
         /** A topology read: any authenticated caller; no credentials from loopback in local mode. */
         READ,
         /**
-         * Span collection: any authenticated caller (a sidecar, the operator); as for reads, none from loopback in
-         * local mode, so that a Zipkin library in an app on the control plane's host can post (docs/security.md).
+         * Span collection: any authenticated caller (a sidecar, the operator); none from loopback, whatever the store,
+         * so that a Zipkin library or an etcd sidecar on the control plane's host can post (docs/security.md).
          */
         SPANS,
         /**

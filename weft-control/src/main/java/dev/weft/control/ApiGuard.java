@@ -17,9 +17,10 @@ import java.net.InetSocketAddress;
  * {@code weft_control_refused_total{reason}}; any other passes on untouched. What each route needs is
  * {@link ApiAccess}; who the caller is, {@link ApiCallers}.
  *
- * <p>Local mode: with the embedded store, topology reads and span posts from the control plane's own loopback need no
- * credentials, so the quick start on one machine needs no token for {@code ./weft stat}, {@code top} or the
- * dashboard, and an app's Zipkin library on that host can post spans. Other writes always need them.
+ * <p>Local mode: with the embedded store, topology reads from the control plane's own loopback need no credentials,
+ * so the quick start on one machine needs no token for {@code ./weft stat}, {@code top} or the dashboard. Span posts
+ * from loopback need none whatever the store, so that a Zipkin library, or a sidecar on {@code etcd://} (which holds
+ * no credentials of the control plane), on the control plane's host can post. Other writes always need them.
  *
  * <p>Thread: the connection's event loop; shared by all connections (it keeps no per-connection state). Buffers: a
  * request passed on belongs to the next handler; a refused one is released here, and the answer's buffer is owned by
@@ -49,8 +50,8 @@ final class ApiGuard extends ChannelInboundHandlerAdapter {
         ApiAccess.Need need = ApiAccess.of(req.method(), req.uri());
         ctx.channel().attr(CALLER).set(null);
         if (need.kind() == ApiAccess.Kind.OPEN
-                || ((need.kind() == ApiAccess.Kind.READ || need.kind() == ApiAccess.Kind.SPANS)
-                        && callers.localMode() && fromLoopback(ctx))) {
+                || (need.kind() == ApiAccess.Kind.READ && callers.localMode() && fromLoopback(ctx))
+                || (need.kind() == ApiAccess.Kind.SPANS && fromLoopback(ctx))) {
             ctx.fireChannelRead(msg);
             return;
         }
@@ -84,8 +85,8 @@ final class ApiGuard extends ChannelInboundHandlerAdapter {
             case READ -> "credentials (it reveals the mesh's topology" + (callers.localMode()
                     ? "; only callers on the control plane's loopback read it without" : "") + ")";
             case SIDECAR -> "a sidecar's credentials or the operator token";
-            case SPANS -> "a sidecar's credentials or the operator token (posted spans feed traces and diagnose"
-                    + (callers.localMode() ? "; only callers on the control plane's loopback post without" : "") + ")";
+            case SPANS -> "a sidecar's credentials or the operator token (posted spans feed traces and diagnose;"
+                    + " only callers on the control plane's loopback post without)";
             case SERVICE -> "the credentials of a sidecar of service '" + need.service() + "' or the operator token";
             case OPERATOR -> "the operator token";
         };
