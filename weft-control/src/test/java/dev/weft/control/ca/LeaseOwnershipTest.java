@@ -1,22 +1,15 @@
 package dev.weft.control.ca;
 
-import dev.weft.registry.auth.RequestSignature;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.net.Inet4Address;
-import java.net.InetAddress;
-import java.net.NetworkInterface;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.KeyPair;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Collections;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assumptions.assumeThat;
 
 /**
  * Leases are owned and span posting needs credentials (docs/security.md, "Credentials of the control plane's API"):
@@ -37,15 +30,11 @@ class LeaseOwnershipTest {
     }
 
     private static String signed(KeyPair keys, X509Certificate cert, String method, String path, String body) {
-        return RequestSignature.sign(new RequestSignature.Signer(keys.getPrivate(), cert), method, path,
-                body == null ? null : body.getBytes(StandardCharsets.UTF_8), Instant.now());
+        return ApiCredentialsTest.signed(keys, cert, method, path, body, Instant.now());
     }
 
     private static X509Certificate certificate(CaFixture f, String service, KeyPair keys) throws Exception {
-        CaFixture.Answer issued = f.issue(service, f.token(service, Duration.ofMinutes(5), false),
-                CaFixture.csrPem(keys));
-        assertThat(issued.status()).as(issued.text()).isEqualTo(200);
-        return Pem.readCertificates(issued.body().get("certificate").asText(), "issued").getFirst();
+        return ApiCredentialsTest.certificate(f, service, keys);
     }
 
     @Test
@@ -111,18 +100,8 @@ class LeaseOwnershipTest {
         try (CaFixture f = new CaFixture(dir.resolve("local"), CertificateAuthority.Settings.defaults())) {
             assertThat(f.send("POST", "/api/v2/spans", SPANS, null).status()).isEqualTo(202);
         }
-        InetAddress outside = null;
-        for (NetworkInterface nic : Collections.list(NetworkInterface.getNetworkInterfaces())) {
-            for (InetAddress a : Collections.list(nic.getInetAddresses())) {
-                if (a instanceof Inet4Address && !a.isLoopbackAddress() && nic.isUp()) {
-                    outside = a;
-                }
-            }
-        }
-        assumeThat(outside).as("a non-loopback IPv4 address on this machine (hostname -I): without one no"
-                + " request can come from anywhere but loopback").isNotNull();
         try (CaFixture f = new CaFixture(dir.resolve("remote"), CertificateAuthority.Settings.defaults(),
-                outside.getHostAddress())) {
+                CaFixture.outsideAddress())) {
             CaFixture.Answer none = f.send("POST", "/api/v2/spans", SPANS, null);
             assertThat(none.status()).as(none.text()).isEqualTo(401);
             assertThat(none.body().get("error").asText()).contains("posted spans feed traces");
