@@ -131,8 +131,11 @@ public final class Sidecar implements AutoCloseable {
         Collaborator collaborator = config.collaborator().create();
         // Before the transport: a bad access log path fails the start with nothing yet to clean up.
         ControlCredentials credentials = controlCredentials();
+        // Spans: the token (read once, kept in memory) costs nothing per batch; signatures once it has expired.
+        String token = config.tokenFile() == null ? null : ControlCredentials.readToken(config.tokenFile());
         observability = new Observability(config.observability(), config.service(), config.registryUrl(),
-                this::requestsHandled, credentials);
+                this::requestsHandled, new Observability.SpanCredentials(
+                        token == null ? null : ControlCredentials.bearer(token), credentials));
         StartupTrace.mark("identity and observability built");
         transport = new Transport(config.workers());
         StartupTrace.mark("transport (Netty event loops) up");

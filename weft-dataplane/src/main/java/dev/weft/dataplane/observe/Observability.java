@@ -71,19 +71,25 @@ public final class Observability implements ExchangeObserver, AutoCloseable {
     }
 
     /**
-     * @param controlCredentials what the sidecar proves itself with to its control plane; sent with each span batch
-     *                           only when the spans go to that control plane (its intake wants credentials), never
-     *                           to another collector. Null for none.
+     * What span batches to the sidecar's own control plane prove the sidecar with (its intake wants credentials,
+     * docs/security.md): the join token as a bearer, held in memory, while the control plane takes it, then (once it
+     * answers 401: the token expired) {@code signed}, a signature per batch with the mesh key. Either may be null.
+     */
+    public record SpanCredentials(ControlCredentials bearer, ControlCredentials signed) {}
+
+    /**
+     * @param spanCredentials sent with each span batch only when the spans go to the control plane of the
+     *                        {@code weft://} registry, never to another collector; null for none
      */
     public Observability(ObservabilityConfig config, String service, String registryUrl, LongSupplier hops,
-                         ControlCredentials controlCredentials) {
+                         SpanCredentials spanCredentials) {
         this.config = config;
         this.routes = new RouteTable(config.routes());
         this.propagation = config.tracing() ? new TracePropagation(config.propagation(), config.traceSample()) : null;
         URI endpoint = config.resolveTraceEndpoint(registryUrl);
         this.exporter = endpoint == null ? null : new SpanExporter(endpoint, SpanEncoder.named(config.traceFormat()),
                 SPAN_QUEUE, SPAN_BATCH, SPAN_FLUSH,
-                isControlPlane(endpoint, registryUrl) ? controlCredentials : null);
+                isControlPlane(endpoint, registryUrl) ? spanCredentials : null);
         this.routeMetrics = config.metrics() ? new RouteMetrics(service) : null;
         this.meshTax = config.metrics() ? new MeshTax(hops) : null;
         try {

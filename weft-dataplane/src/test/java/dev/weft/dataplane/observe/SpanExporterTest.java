@@ -45,6 +45,10 @@ class SpanExporterTest {
     /** The last batch's Authorization header (null for none) and its body's bytes. */
     private volatile String authorization;
     private volatile byte[] lastBody;
+    /** Every post, refused ones included. */
+    private final AtomicInteger refusedOrNot = new AtomicInteger();
+    /** Answer 401 to a bearer, as the control plane does once a join token expired. */
+    private volatile boolean refuseBearers;
     private SpanExporter exporter;
 
     private URI start() throws Exception {
@@ -54,6 +58,12 @@ class SpanExporterTest {
             String body = new String(bytes, StandardCharsets.UTF_8);
             authorization = ex.getRequestHeaders().getFirst("Authorization");
             lastBody = bytes;
+            refusedOrNot.incrementAndGet();
+            if (refuseBearers && authorization != null && authorization.startsWith("Bearer ")) {
+                ex.sendResponseHeaders(401, -1);   // as the control plane answers an expired join token
+                ex.close();
+                return;
+            }
             Matcher m = SPAN_ID.matcher(body);
             while (m.find()) {
                 received.add(m.group(1));
@@ -114,7 +124,7 @@ class SpanExporterTest {
     }
 
     @Test
-    void eachBatchToTheControlPlaneIsSignedWithTheSidecarsKeyAndNoOtherCollectorIsGivenCredentials()
+    void batchesToTheControlPlaneCarryTheJoinTokenThenOnceItIsRefusedASignatureAndNoOtherCollectorGetsAny()
             throws Exception {
         URI endpoint = start();
         int port = collector.getAddress().getPort();
@@ -131,24 +141,36 @@ class SpanExporterTest {
         X509Certificate cert = new JcaX509CertificateConverter().getCertificate(new JcaX509v3CertificateBuilder(name,
                 BigInteger.ONE, Date.from(Instant.now().minusSeconds(60)), Date.from(Instant.now().plusSeconds(600)),
                 name, keys.getPublic()).build(new JcaContentSignerBuilder("SHA256withECDSA").build(keys.getPrivate())));
-        exporter = new SpanExporter(endpoint, SpanEncoder.named("zipkin"), 16, 2, Duration.ofMillis(20),
-                RequestSignature.credentials(() -> new RequestSignature.Signer(keys.getPrivate(), cert),
-                        ControlCredentials.NONE));
+        exporter = new SpanExporter(endpoint, SpanEncoder.named("zipkin"), 16, 1, Duration.ofMillis(20),
+                new Observability.SpanCredentials(ControlCredentials.bearer("weft_jt_token"),
+                        RequestSignature.credentials(() -> new RequestSignature.Signer(keys.getPrivate(), cert),
+                                ControlCredentials.NONE)));
         exporter.start();
         exporter.offer(span(1));
+        await().atMost(Duration.ofSeconds(10)).until(() -> received.size() == 1);
+        assertThat(authorization).as("the token, in memory: nothing to compute per batch")
+                .isEqualTo("Bearer weft_jt_token");
+
+        refuseBearers = true;
         exporter.offer(span(2));
-        await().atMost(Duration.ofSeconds(10)).until(() -> received.size() == 2);
+        await().atMost(Duration.ofSeconds(10)).until(() -> exporter.exported() == 2);
         String header = authorization;
         assertThat(header).startsWith(RequestSignature.SCHEME + " ");
         assertThat(RequestSignature.verify(cert.getPublicKey(), RequestSignature.parse(header), "POST",
-                "/api/v2/spans", lastBody)).as("the signature covers this batch as sent").isTrue();
+                "/api/v2/spans", lastBody)).as("the refused batch went again, signed over its bytes").isTrue();
+        int postsBefore = refusedOrNot.get();
+        exporter.offer(span(3));
+        await().atMost(Duration.ofSeconds(10)).until(() -> exporter.exported() == 3);
+        assertThat(authorization).as("signed from then on").startsWith(RequestSignature.SCHEME + " ");
+        assertThat(refusedOrNot.get() - postsBefore).as("one post: the refused bearer is not tried again")
+                .isEqualTo(1);
         exporter.close();
 
         // The 5-argument exporter without credentials, as Observability builds it for any other collector.
         exporter = new SpanExporter(endpoint, SpanEncoder.named("zipkin"), 16, 1, Duration.ofMillis(20), null);
         exporter.start();
-        exporter.offer(span(3));
-        await().atMost(Duration.ofSeconds(10)).until(() -> received.size() == 3);
+        exporter.offer(span(4));
+        await().atMost(Duration.ofSeconds(10)).until(() -> received.size() == 4);
         assertThat(authorization).isNull();
     }
 
