@@ -30,7 +30,7 @@ import java.util.Objects;
  * @param workers      every sidecar's {@code --workers}; {@link #OWN_DEFAULT_THREADS} leaves the flag out, so the
  *                     sidecar's default applies (min(2, its CPUs))
  * @param mtls         every sidecar's {@code --mtls} (strict, permissive or off); null keeps the plaintext link
- *                     ({@code --mtls off}, or no flag on an etcd registry). Every sidecar registering with the
+ *                     ({@code --mtls off}, on an etcd registry too). Every sidecar registering with the
  *                     experiment's control plane gets a join token for its service, made as {@code ./weft token
  *                     create} does ({@link DataPlane.Context#joinToken}): it registers with it, and with strict or
  *                     permissive gets its certificate with it, so that the mesh link is mTLS
@@ -187,10 +187,8 @@ public record WeftDataPlane(String name, String collaborator, String meshProtoco
             throw new ExperimentException("sidecar " + name + " runs --mtls " + mtls + ", which needs a join token,"
                     + " and only the experiment's own control plane makes them (an etcd registry has no CA)");
         }
-        String mode = mtls != null ? mtls : token != null ? "off" : null;
-        if (mode != null) {
-            command.addAll(List.of("--mtls", mode));
-        }
+        // Said even on etcd, where no sidecar can hold a certificate: strict, the sidecar's default, would not start.
+        command.addAll(List.of("--mtls", mtls != null ? mtls : "off"));
         if (token != null) {
             command.addAll(List.of("--token-file", token.toString()));
         }

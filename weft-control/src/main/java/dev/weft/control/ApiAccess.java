@@ -18,11 +18,19 @@ import java.util.List;
 final class ApiAccess {
     /** What a request needs. */
     enum Kind {
-        /** Anyone: probes, the CA's public routes, the dashboard's static files, span collection. */
+        /** Anyone: probes, the CA's public routes, the dashboard's static files. */
         OPEN,
         /** A topology read: any authenticated caller; no credentials from loopback in local mode. */
         READ,
-        /** Any authenticated caller: a sidecar's lease (grant, keepalive, revoke). */
+        /**
+         * Span collection: any authenticated caller (a sidecar, the operator); none from loopback, whatever the store,
+         * so that a Zipkin library or an etcd sidecar on the control plane's host can post (docs/security.md).
+         */
+        SPANS,
+        /**
+         * Any authenticated caller: a lease's grant; its keepalive and revoke, which the handler then allows only to
+         * the lease's owner ({@link LeaseOwners}).
+         */
         SIDECAR,
         /** The operator, or a sidecar of {@link Need#service}: its own endpoints. */
         SERVICE,
@@ -34,6 +42,7 @@ final class ApiAccess {
         static final Need OPEN = new Need(Kind.OPEN, null);
         static final Need READ = new Need(Kind.READ, null);
         static final Need SIDECAR = new Need(Kind.SIDECAR, null);
+        static final Need SPANS = new Need(Kind.SPANS, null);
         static final Need OPERATOR = new Need(Kind.OPERATOR, null);
     }
 
@@ -52,9 +61,9 @@ final class ApiAccess {
             return Need.OPEN;   // the page's files; its data is under /v1/ui/
         }
         if (path.startsWith(ControlHttpHandler.API_PREFIX)) {
-            // Span collection stays open like a Zipkin collector's (docs/security.md says what that allows);
-            // reading traces back reveals the topology.
-            return read ? Need.READ : path.equals("/api/v2/spans") ? Need.OPEN : Need.OPERATOR;
+            // Posted spans feed ./weft trace, diagnose and the dashboard, so posting needs credentials; reading
+            // traces back reveals the topology.
+            return read ? Need.READ : path.equals("/api/v2/spans") ? Need.SPANS : Need.OPERATOR;
         }
         List<String> p = segments(uri.rawPath());
         if (p.size() < 2 || !p.get(0).equals("v1")) {

@@ -42,8 +42,11 @@ final class ApiCallers {
      * minute would pass: at this size that needs over 1,600 signed requests a second.
      */
     static final long MAX_NONCES = 200_000;
+    /** A sidecar renewing, revoking or binding to a lease of another service ({@link LeaseOwners}). */
+    static final String NOT_LEASE_OWNER = "not-lease-owner";
     static final List<String> REASONS = List.of("no-credentials", "invalid-token", "invalid-certificate",
-            "invalid-signature", "stale-timestamp", "replayed-nonce", "wrong-service", "operator-only");
+            "invalid-signature", "stale-timestamp", "replayed-nonce", "wrong-service", "operator-only",
+            NOT_LEASE_OWNER);
 
     static final List<String> PROOFS = List.of("operator-token", "join-token", "certificate");
 
@@ -167,7 +170,7 @@ final class ApiCallers {
             return;
         }
         switch (need.kind()) {
-            case OPEN, READ, SIDECAR -> { }
+            case OPEN, READ, SPANS, SIDECAR -> { }
             case SERVICE -> {
                 if (!need.service().equals(caller.service())) {
                     throw new ControlException(403, "wrong-service", "a sidecar of service '" + caller.service()

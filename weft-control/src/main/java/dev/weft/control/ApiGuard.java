@@ -7,6 +7,7 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.http.FullHttpRequest;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpUtil;
+import io.netty.util.AttributeKey;
 
 import java.net.InetSocketAddress;
 
@@ -17,8 +18,9 @@ import java.net.InetSocketAddress;
  * {@link ApiAccess}; who the caller is, {@link ApiCallers}.
  *
  * <p>Local mode: with the embedded store, topology reads from the control plane's own loopback need no credentials,
- * so the quick start on one machine needs no token for {@code ./weft stat}, {@code top} or the dashboard. Writes
- * always need them.
+ * so the quick start on one machine needs no token for {@code ./weft stat}, {@code top} or the dashboard. Span posts
+ * from loopback need none whatever the store, so that a Zipkin library, or a sidecar on {@code etcd://} (which holds
+ * no credentials of the control plane), on the control plane's host can post. Other writes always need them.
  *
  * <p>Thread: the connection's event loop; shared by all connections (it keeps no per-connection state). Buffers: a
  * request passed on belongs to the next handler; a refused one is released here, and the answer's buffer is owned by
@@ -26,6 +28,13 @@ import java.net.InetSocketAddress;
  */
 @ChannelHandler.Sharable
 final class ApiGuard extends ChannelInboundHandlerAdapter {
+    /**
+     * The caller of the request being passed on (null when it needed no credentials), for the handlers that decide by
+     * who asks ({@link LeaseOwners}). One request at a time reaches the handlers (the pipeline's FlowControlHandler),
+     * so the handler reads the caller of its own request.
+     */
+    static final AttributeKey<ApiCallers.Caller> CALLER = AttributeKey.valueOf("weft-api-caller");
+
     private final ApiCallers callers;
 
     ApiGuard(ApiCallers callers) {
@@ -39,8 +48,10 @@ final class ApiGuard extends ChannelInboundHandlerAdapter {
             return;
         }
         ApiAccess.Need need = ApiAccess.of(req.method(), req.uri());
+        ctx.channel().attr(CALLER).set(null);
         if (need.kind() == ApiAccess.Kind.OPEN
-                || (need.kind() == ApiAccess.Kind.READ && callers.localMode() && fromLoopback(ctx))) {
+                || (need.kind() == ApiAccess.Kind.READ && callers.localMode() && fromLoopback(ctx))
+                || (need.kind() == ApiAccess.Kind.SPANS && fromLoopback(ctx))) {
             ctx.fireChannelRead(msg);
             return;
         }
@@ -51,6 +62,7 @@ final class ApiGuard extends ChannelInboundHandlerAdapter {
                     req.headers().get(HttpHeaderNames.AUTHORIZATION), describe(need));
             ApiCallers.authorize(need, caller, method, req.uri());
             callers.accepted(caller);
+            ctx.channel().attr(CALLER).set(caller);
         } catch (ControlException e) {
             callers.refused(e.code());
             boolean keepAlive = HttpUtil.isKeepAlive(req);
@@ -73,6 +85,8 @@ final class ApiGuard extends ChannelInboundHandlerAdapter {
             case READ -> "credentials (it reveals the mesh's topology" + (callers.localMode()
                     ? "; only callers on the control plane's loopback read it without" : "") + ")";
             case SIDECAR -> "a sidecar's credentials or the operator token";
+            case SPANS -> "a sidecar's credentials or the operator token (posted spans feed traces and diagnose;"
+                    + " only callers on the control plane's loopback post without)";
             case SERVICE -> "the credentials of a sidecar of service '" + need.service() + "' or the operator token";
             case OPERATOR -> "the operator token";
         };

@@ -69,6 +69,8 @@ final class ControlHttpHandler extends SimpleChannelInboundHandler<FullHttpReque
     private final CertificateAuthority authority;
     /** The dashboard's lines for /metrics ({@code UiApi.metricsText}). */
     private final java.util.function.Supplier<String> dashboardMetrics;
+    /** Who may renew, revoke and bind to each lease; shared by every connection. */
+    private final LeaseOwners leaseOwners;
 
     // Watch state; set once the connection becomes a watch stream.
     private String watchedService;
@@ -77,9 +79,11 @@ final class ControlHttpHandler extends SimpleChannelInboundHandler<FullHttpReque
     private byte[] pendingSnapshot;
 
     ControlHttpHandler(ControlBackend store, Duration heartbeatInterval, TraceApi traces,
-                       CertificateAuthority authority, java.util.function.Supplier<String> dashboardMetrics) {
+                       CertificateAuthority authority, java.util.function.Supplier<String> dashboardMetrics,
+                       LeaseOwners leaseOwners) {
         super(FullHttpRequest.class, true);
         this.dashboardMetrics = dashboardMetrics;
+        this.leaseOwners = leaseOwners;
         this.store = store;
         this.heartbeatInterval = heartbeatInterval;
         this.traces = traces;
@@ -112,14 +116,15 @@ final class ControlHttpHandler extends SimpleChannelInboundHandler<FullHttpReque
         String body = req.content().toString(StandardCharsets.UTF_8);
         ctx.channel().config().setAutoRead(false);
         try {
-            route(ctx, req.method(), uri, body, keepAlive);
+            route(ctx, req.method(), uri, body, keepAlive, ctx.channel().attr(ApiGuard.CALLER).get());
         } catch (ControlException e) {
             writeError(ctx, e, keepAlive);
         }
     }
 
+    /** @param caller who sent the request, as {@link ApiGuard} proved it; null if it needed no credentials */
     private void route(ChannelHandlerContext ctx, HttpMethod method, QueryStringDecoder uri, String body,
-                       boolean keepAlive) {
+                       boolean keepAlive, ApiCallers.Caller caller) {
         List<String> p = segments(uri.rawPath());
         String path = uri.path();
         if (p.size() < 2 || !p.get(0).equals("v1")) {
@@ -147,15 +152,23 @@ final class ControlHttpHandler extends SimpleChannelInboundHandler<FullHttpReque
                         if (r.ttlMillis() == null) {
                             throw ControlException.badRequest("missing field 'ttlMillis' (expected e.g. {\"ttlMillis\": 3000})");
                         }
-                        reply(ctx, store.grantLease(r.ttlMillis()), Function.identity(), keepAlive);
+                        reply(ctx, store.grantLease(r.ttlMillis()).thenApply(g -> {
+                            leaseOwners.granted(g.leaseId(), caller);
+                            return g;
+                        }), Function.identity(), keepAlive);
                     }
                 } else if (p.size() == 3) {
                     allow(method, path, HttpMethod.DELETE);
                     String id = p.get(2);
-                    reply(ctx, store.revokeLease(id), v -> Map.of("leaseId", id, "revoked", true), keepAlive);
+                    reply(ctx, leaseOwners.check(caller, id, "revoke", false)
+                            .thenCompose(v -> store.revokeLease(id))
+                            .thenRun(() -> leaseOwners.revoked(id)), v -> Map.of("leaseId", id, "revoked", true),
+                            keepAlive);
                 } else if (p.size() == 4 && p.get(3).equals("keepalive")) {
                     allow(method, path, HttpMethod.PUT, HttpMethod.POST);
-                    reply(ctx, store.keepAlive(p.get(2)), Function.identity(), keepAlive);
+                    String id = p.get(2);
+                    reply(ctx, leaseOwners.check(caller, id, "renew", false).thenCompose(v -> store.keepAlive(id)),
+                            Function.identity(), keepAlive);
                 } else {
                     throw notFound(method, path);
                 }
@@ -178,8 +191,9 @@ final class ControlHttpHandler extends SimpleChannelInboundHandler<FullHttpReque
                                 "{\"host\": \"127.0.0.1\", \"port\": 7001, \"weight\": 1, \"capacity\": 0,"
                                         + " \"metadata\": {}, \"leaseId\": \"...\"}");
                         Endpoint endpoint = endpoint(service, id, r);
-                        reply(ctx, store.putEndpoint(endpoint, r.leaseId()), ControlJson.SnapshotMessage::of,
-                                keepAlive);
+                        reply(ctx, leaseOwners.check(caller, r.leaseId(), "bind an endpoint to", true)
+                                .thenCompose(v -> store.putEndpoint(endpoint, r.leaseId())),
+                                ControlJson.SnapshotMessage::of, keepAlive);
                     }
                 } else {
                     throw notFound(method, path);

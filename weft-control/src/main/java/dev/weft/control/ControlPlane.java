@@ -198,6 +198,7 @@ public final class ControlPlane implements AutoCloseable {
         ApiCallers callers = new ApiCallers(adminToken, ca, opened instanceof EmbeddedBackend,
                 java.time.Clock.systemUTC());
         ApiGuard guard = new ApiGuard(callers);
+        LeaseOwners leaseOwners = new LeaseOwners(opened, callers);
         boolean epoll = Epoll.isAvailable();
         EventLoopGroup loops = new MultiThreadIoEventLoopGroup(2, new DefaultThreadFactory("weft-control", true),
                 epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory());
@@ -226,7 +227,7 @@ public final class ControlPlane implements AutoCloseable {
                                 .addLast("policies", new PolicyHttpHandler(opened))
                                 .addLast("diagnose", new DiagnoseHttpHandler(diagnose))
                                 .addLast("api", new ControlHttpHandler(opened, watchHeartbeat, spans, ca,
-                                        () -> ui.metricsText() + callers.metricsText()));
+                                        () -> ui.metricsText() + callers.metricsText(), leaseOwners));
                     }
                 });
         ChannelFuture bind = bootstrap.bind(listen).awaitUninterruptibly();

@@ -130,15 +130,19 @@ public final class Sidecar implements AutoCloseable {
         identity = SidecarIdentity.start(config.service(), config.registryUrl(), config.tokenFile(), config.mtls());
         Collaborator collaborator = config.collaborator().create();
         // Before the transport: a bad access log path fails the start with nothing yet to clean up.
+        ControlCredentials credentials = controlCredentials();
+        // Spans: the token (read once, kept in memory) costs nothing per batch; signatures once it has expired.
+        String token = config.tokenFile() == null ? null : ControlCredentials.readToken(config.tokenFile());
         observability = new Observability(config.observability(), config.service(), config.registryUrl(),
-                this::requestsHandled);
+                this::requestsHandled, new Observability.SpanCredentials(
+                        token == null ? null : ControlCredentials.bearer(token), credentials));
         StartupTrace.mark("identity and observability built");
         transport = new Transport(config.workers());
         StartupTrace.mark("transport (Netty event loops) up");
         observability.open(List.of(transport.manager(), transport.workers()));
         // With nothing observed the data plane gets NOOP, so the overhead baseline really is zero work.
         observer = CompositeObserver.of(observability.isActive() ? observability : ExchangeObserver.NOOP, extraObserver);
-        registry = Registries.open(config.registryUrl(), controlCredentials());
+        registry = Registries.open(config.registryUrl(), credentials);
         StartupTrace.mark("registry client open");
         WmpLimits limits = WmpLimits.defaults();
         meshTls = new MeshTls(config.mtls(), identity);
@@ -434,9 +438,9 @@ public final class Sidecar implements AutoCloseable {
     }
 
     /**
-     * What the registration, watches and policy reads prove the sidecar with (docs/security.md): a signature by its
-     * mesh key while it holds a certificate valid now, else its join token (read from --token-file at each request,
-     * never used up), else nothing (then the control plane refuses the registration, 401).
+     * What the registration, watches, policy reads and posted spans prove the sidecar with (docs/security.md): a
+     * signature by its mesh key while it holds a certificate valid now, else its join token (read from --token-file at
+     * each request, never used up), else nothing (then the control plane refuses the registration, 401).
      */
     private ControlCredentials controlCredentials() {
         ControlCredentials token = config.tokenFile() == null ? ControlCredentials.NONE

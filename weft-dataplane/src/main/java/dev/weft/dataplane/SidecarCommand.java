@@ -35,6 +35,7 @@ import java.util.concurrent.CountDownLatch;
         description = {"Runs a Weft sidecar next to one instance of a service.",
                 "Outbound: the app calls a local --upstream port bound to a service, or --outbound with a Host header.",
                 "Inbound: mesh traffic from peer sidecars is forwarded to --app, never more than --capacity at once.",
+                "The mesh link is mTLS by default (--mtls strict): give the service's join token with --token-file.",
                 "SIGTERM drains: deregister, stop accepting, finish in-flight requests (up to --drain-timeout), exit."})
 public final class SidecarCommand implements Callable<Integer> {
 
@@ -192,7 +193,7 @@ public final class SidecarCommand implements Callable<Integer> {
     java.nio.file.Path tokenFile;
 
     @Option(names = "--mtls", paramLabel = "MODE", defaultValue = SidecarConfig.Defaults.MTLS,
-            description = "strict (no serving without a valid certificate, needs --token-file; the mesh link is mTLS only, plaintext on the inbound port is refused), permissive (a certificate when there is a --token-file; mTLS to every peer while it holds one, plaintext accepted) or off (no certificate, no TLS) (default: ${DEFAULT-VALUE}).")
+            description = "strict (the default: no serving without a valid certificate, so it needs --token-file and a weft:// registry; the mesh link is mTLS only, plaintext on the inbound port is refused and counted), permissive (a certificate when there is a --token-file; mTLS to every peer while it holds one, plaintext accepted) or off (no certificate, no TLS, said loudly at start) (default: ${DEFAULT-VALUE}).")
     String mtls;
 
     /** The observability flags as a config; errors name the flag and the expected form. */

@@ -48,8 +48,11 @@ public final class SidecarConfig {
         public static final String REQUEST_HEAD_TIMEOUT = "10s";
         public static final String IDLE_TIMEOUT = "75s";
         public static final String BODY_TIMEOUT = "60s";
-        /** Until mTLS on the mesh link exists and the demo and bench make tokens; then strict (docs/security.md). */
-        public static final String MTLS = "permissive";
+        /**
+         * Zero trust by default (issue 13, docs/security.md): a sidecar serves the mesh only with a certificate and
+         * refuses plaintext on its inbound port; permissive and off are said on the command line.
+         */
+        public static final String MTLS = "strict";
 
         private Defaults() {}
     }
@@ -173,8 +176,12 @@ public final class SidecarConfig {
         tokenFile = b.tokenFile;
         mtls = b.mtls;
         if (mtls == MtlsMode.STRICT && tokenFile == null) {
+            // Strict is the default, so this is what a sidecar started without --mtls and a token hears.
             throw new IllegalArgumentException("--mtls strict needs --token-file (a join token from ./weft token"
-                    + " create --service " + service + "), or --mtls permissive to serve without a certificate");
+                    + " create --service " + service + "): strict, the default,"
+                    + " serves mesh traffic only with a certificate from the control plane (--registry weft://...)"
+                    + ", and refuses plaintext on the inbound port; --mtls permissive serves without one (plaintext"
+                    + " accepted), --mtls off has no TLS at all");
         }
         if (mtls == MtlsMode.STRICT && meshProtocol == MeshProtocol.HTTP1) {
             throw new IllegalArgumentException("--mtls strict needs --mesh-protocol wmp: the HTTP/1.1 mesh link (kept"
@@ -182,7 +189,8 @@ public final class SidecarConfig {
         }
         if (tokenFile != null && mtls != MtlsMode.OFF && !registryUrl.startsWith("weft://")) {
             throw new IllegalArgumentException("--token-file needs the control plane as --registry (weft://HOST:PORT):"
-                    + " it is the certificate authority, and " + registryUrl + " has none");
+                    + " it is the certificate authority, and " + registryUrl + " has none (a sidecar on it runs"
+                    + " --mtls permissive or off)");
         }
     }
 

@@ -109,6 +109,20 @@ class MeshTlsTest {
     }
 
     @Test
+    void aSidecarStartedWithoutAModeIsStrictAndRefusesPlaintextWmpOnItsInboundPortCountingIt() throws Exception {
+        TestApp app = mesh.app();
+        Sidecar provider = mesh.sidecar("provider", null, app, null);
+        assertThat(mesh.admin(provider, "/config")).contains("\"mtls\" : \"strict\"",
+                "\"meshLinkEncrypted\" : true");
+        int appRequestsBefore = app.served.get() - app.healthChecks.get();
+        assertThat(plaintextAnswer(MeshFixture.port(provider, "inbound"),
+                WmpSequences.encode(List.of(get(1, "/echo", CALLER, "consumer"))))).isEmpty();
+        assertThat(mesh.metric(provider, "weft_tls_refused_total{side=\"server\",reason=\"plaintext\"}")).isEqualTo(1);
+        assertThat(app.served.get() - app.healthChecks.get()).as("nothing reached the app")
+                .isEqualTo(appRequestsBefore);
+    }
+
+    @Test
     void aStrictInboundPortRefusesPlaintextSelfSignedAndCertificateLessClientsAndCountsWhy() throws Exception {
         TestApp app = mesh.app();
         Sidecar provider = mesh.sidecar("provider", "strict", app, null);

@@ -135,6 +135,24 @@ class SidecarIdentityTest {
     }
 
     @Test
+    void strictIsTheDefaultSoASidecarWithoutATokenDoesNotStartAndSaysWhyAndWhatElseThereIs() {
+        StringWriter err = new StringWriter();
+        int exit = new CommandLine(new SidecarCommand()).setErr(new PrintWriter(err))
+                .execute("--service", "provider", "--app", "127.0.0.1:1");
+        assertThat(exit).isEqualTo(2);
+        assertThat(err.toString()).contains("--mtls strict needs --token-file", "strict, the default,",
+                "refuses plaintext on the inbound port", "--mtls permissive", "--mtls off");
+        StringWriter help = new StringWriter();
+        assertThat(new CommandLine(new SidecarCommand()).setOut(new PrintWriter(help)).execute("--help")).isZero();
+        assertThat(help.toString().replaceAll("\\s+", " ")).contains("strict (the default:", "(default: strict)");
+        StringWriter etcd = new StringWriter();
+        assertThat(new CommandLine(new SidecarCommand()).setErr(new PrintWriter(etcd))
+                .execute("--service", "provider", "--app", "127.0.0.1:1", "--registry", "etcd://127.0.0.1:2379"))
+                .isEqualTo(2);
+        assertThat(etcd.toString()).contains("strict, the default,", "--mtls permissive");
+    }
+
+    @Test
     void aStrictSidecarWhoseControlPlaneIsAwayGivesUpAfterTenSecondsSayingSo() throws Exception {
         startControlPlane(Duration.ofHours(1), 0);
         Path tokenFile = tokenFile(token("provider", false));

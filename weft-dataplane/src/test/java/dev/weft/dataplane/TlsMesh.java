@@ -88,12 +88,19 @@ final class TlsMesh implements AutoCloseable {
         return app;
     }
 
-    /** A sidecar with its own certificate for {@code service}; with {@code upstream}, a listener for that service. */
+    /**
+     * A sidecar with its own certificate for {@code service}; with {@code upstream}, a listener for that service.
+     *
+     * @param mode its {@code --mtls}; null: none set, the default
+     */
     Sidecar sidecar(String service, String mode, TestApp app, String upstream) throws Exception {
         SidecarConfig.Builder b = SidecarConfig.builder(service, app.address()).instanceId(service + "-1")
                 .inbound(new InetSocketAddress("127.0.0.1", 0)).admin(new InetSocketAddress("127.0.0.1", 0))
                 .registry(registryUrl()).leaseTtl(Duration.ofSeconds(2)).workers(2).meshConnectionsPerPeer(2)
-                .queueSize(2048).queueTimeout(Duration.ofSeconds(10)).tokenFile(tokenFile(service)).mtls(mode);
+                .queueSize(2048).queueTimeout(Duration.ofSeconds(10)).tokenFile(tokenFile(service));
+        if (mode != null) {
+            b.mtls(mode);
+        }
         if (upstream != null) {
             b.upstreams(Map.of(upstream, new InetSocketAddress("127.0.0.1", 0)));
         }

@@ -4,19 +4,14 @@ import dev.weft.registry.auth.RequestSignature;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.net.Inet4Address;
-import java.net.InetAddress;
-import java.net.NetworkInterface;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.KeyPair;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Collections;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assumptions.assumeThat;
 
 /**
  * The control plane's API wants credentials (docs/security.md, "Credentials of the control plane's API"): real HTTP
@@ -37,14 +32,14 @@ class ApiCredentialsTest {
     }
 
     /** A certificate for {@code service} with {@code keys}, as a sidecar gets it with its join token. */
-    private static X509Certificate certificate(CaFixture f, String service, KeyPair keys) throws Exception {
+    static X509Certificate certificate(CaFixture f, String service, KeyPair keys) throws Exception {
         CaFixture.Answer issued = f.issue(service, f.token(service, Duration.ofMinutes(5), false),
                 CaFixture.csrPem(keys));
         assertThat(issued.status()).as(issued.text()).isEqualTo(200);
         return Pem.readCertificates(issued.body().get("certificate").asText(), "issued").getFirst();
     }
 
-    private static String signed(KeyPair keys, X509Certificate cert, String method, String path, String body,
+    static String signed(KeyPair keys, X509Certificate cert, String method, String path, String body,
                                  Instant at) {
         return RequestSignature.sign(new RequestSignature.Signer(keys.getPrivate(), cert), method, path,
                 body == null ? null : body.getBytes(StandardCharsets.UTF_8), at);
@@ -175,18 +170,8 @@ class ApiCredentialsTest {
             assertThat(f.send("GET", "/v1/services", null, null).status()).isEqualTo(200);
             assertThat(f.send("GET", "/v1/policies", null, null).status()).isEqualTo(200);
         }
-        InetAddress outside = null;
-        for (NetworkInterface nic : Collections.list(NetworkInterface.getNetworkInterfaces())) {
-            for (InetAddress a : Collections.list(nic.getInetAddresses())) {
-                if (a instanceof Inet4Address && !a.isLoopbackAddress() && nic.isUp()) {
-                    outside = a;
-                }
-            }
-        }
-        assumeThat(outside).as("a non-loopback IPv4 address on this machine (hostname -I): without one no"
-                + " request can come from anywhere but loopback").isNotNull();
         try (CaFixture f = new CaFixture(dir.resolve("remote"), CertificateAuthority.Settings.defaults(),
-                outside.getHostAddress())) {
+                CaFixture.outsideAddress())) {
             for (String read : new String[]{"/v1/services", "/v1/services/provider", "/v1/leases", "/v1/policies",
                     "/v1/diagnose", "/v1/ui/map", "/api/v2/traces"}) {
                 CaFixture.Answer a = f.send("GET", read, null, null);

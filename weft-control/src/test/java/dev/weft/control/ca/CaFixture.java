@@ -159,6 +159,25 @@ final class CaFixture implements AutoCloseable {
         return out;
     }
 
+    /**
+     * A non-loopback IPv4 address of this machine to bind a control plane to, so that requests come from elsewhere
+     * than loopback; the test is skipped (not failed) on a machine without one.
+     */
+    static String outsideAddress() throws Exception {
+        java.net.InetAddress outside = null;
+        for (java.net.NetworkInterface nic : java.util.Collections.list(
+                java.net.NetworkInterface.getNetworkInterfaces())) {
+            for (java.net.InetAddress a : java.util.Collections.list(nic.getInetAddresses())) {
+                if (a instanceof java.net.Inet4Address && !a.isLoopbackAddress() && nic.isUp()) {
+                    outside = a;
+                }
+            }
+        }
+        org.assertj.core.api.Assumptions.assumeThat(outside).as("a non-loopback IPv4 address on this machine"
+                + " (hostname -I): without one no request can come from anywhere but loopback").isNotNull();
+        return outside.getHostAddress();
+    }
+
     Path write(String name, String text) throws Exception {
         return Files.writeString(dir.resolve(name), text, StandardCharsets.US_ASCII);
     }

@@ -4,6 +4,7 @@ import dev.weft.dataplane.metrics.MeshTax;
 import dev.weft.dataplane.metrics.PerThread;
 import dev.weft.dataplane.metrics.PrometheusText;
 import dev.weft.dataplane.metrics.RouteMetrics;
+import dev.weft.registry.auth.ControlCredentials;
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
 
@@ -66,12 +67,29 @@ public final class Observability implements ExchangeObserver, AutoCloseable {
      * @param hops        requests this sidecar finished (inbound + outbound), for the mesh tax
      */
     public Observability(ObservabilityConfig config, String service, String registryUrl, LongSupplier hops) {
+        this(config, service, registryUrl, hops, null);
+    }
+
+    /**
+     * What span batches to the sidecar's own control plane prove the sidecar with (its intake wants credentials,
+     * docs/security.md): the join token as a bearer, held in memory, while the control plane takes it, then (once it
+     * answers 401: the token expired) {@code signed}, a signature per batch with the mesh key. Either may be null.
+     */
+    public record SpanCredentials(ControlCredentials bearer, ControlCredentials signed) {}
+
+    /**
+     * @param spanCredentials sent with each span batch only when the spans go to the control plane of the
+     *                        {@code weft://} registry, never to another collector; null for none
+     */
+    public Observability(ObservabilityConfig config, String service, String registryUrl, LongSupplier hops,
+                         SpanCredentials spanCredentials) {
         this.config = config;
         this.routes = new RouteTable(config.routes());
         this.propagation = config.tracing() ? new TracePropagation(config.propagation(), config.traceSample()) : null;
         URI endpoint = config.resolveTraceEndpoint(registryUrl);
         this.exporter = endpoint == null ? null : new SpanExporter(endpoint, SpanEncoder.named(config.traceFormat()),
-                SPAN_QUEUE, SPAN_BATCH, SPAN_FLUSH);
+                SPAN_QUEUE, SPAN_BATCH, SPAN_FLUSH,
+                isControlPlane(endpoint, registryUrl) ? spanCredentials : null);
         this.routeMetrics = config.metrics() ? new RouteMetrics(service) : null;
         this.meshTax = config.metrics() ? new MeshTax(hops) : null;
         try {
@@ -84,6 +102,16 @@ public final class Observability implements ExchangeObserver, AutoCloseable {
         }
         this.outboundLog = accessLogs.get(Direction.OUTBOUND);
         this.inboundLog = accessLogs.get(Direction.INBOUND);
+    }
+
+    /** Whether {@code endpoint} is served by the control plane of the {@code weft://} registry (same host and port). */
+    static boolean isControlPlane(URI endpoint, String registryUrl) {
+        if (registryUrl == null || !registryUrl.startsWith("weft://")) {
+            return false;
+        }
+        String hostPort = registryUrl.substring("weft://".length());
+        int slash = hostPort.indexOf('/');
+        return (slash < 0 ? hostPort : hostPort.substring(0, slash)).equalsIgnoreCase(endpoint.getRawAuthority());
     }
 
     /** Whether anything is observed at all; when not, the sidecar uses {@link ExchangeObserver#NOOP} instead. */

@@ -6,6 +6,7 @@ import dev.weft.registry.http.SmallHttpClient;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -29,6 +30,12 @@ final class SpanExporter implements AutoCloseable {
     private static final long WARN_EVERY_NANOS = TimeUnit.SECONDS.toNanos(60);
 
     private final URI endpoint;
+    /** Null for none; else asked once per batch (docs/security.md, "Span posting"). */
+    private final Observability.SpanCredentials credentials;
+    /** Exporter thread only: the control plane refused the bearer (the join token expired), so every batch is signed. */
+    private boolean bearerRefused;
+    /** The request target the client sends for {@link #endpoint}, which a signature covers. */
+    private final String target;
     private final SpanEncoder encoder;
     /** Each Worker's spans waiting; threads without a ring of their own share one, holding its monitor. */
     private final PerThread<SpanRing> rings;
@@ -56,7 +63,19 @@ final class SpanExporter implements AutoCloseable {
     private long lastWarnNanos;
 
     SpanExporter(URI endpoint, SpanEncoder encoder, int capacity, int batchSize, Duration flushInterval) {
+        this(endpoint, encoder, capacity, batchSize, flushInterval, null);
+    }
+
+    /**
+     * @param credentials what each batch proves the sidecar with (the control plane wants credentials for spans,
+     *                    docs/security.md); null sends none: any other collector gets no secret of the mesh
+     */
+    SpanExporter(URI endpoint, SpanEncoder encoder, int capacity, int batchSize, Duration flushInterval,
+                 Observability.SpanCredentials credentials) {
         this.endpoint = endpoint;
+        this.credentials = credentials;
+        this.target = (endpoint.getRawPath() == null || endpoint.getRawPath().isEmpty() ? "/" : endpoint.getRawPath())
+                + (endpoint.getRawQuery() == null ? "" : "?" + endpoint.getRawQuery());
         this.encoder = encoder;
         this.rings = new PerThread<>(() -> new SpanRing(capacity));
         this.capacity = capacity;
@@ -135,9 +154,13 @@ final class SpanExporter implements AutoCloseable {
         }
         try {
             encoder.encode(batch, body);
-            // Generous: on a saturated machine a late batch is better than a lost one, and the queue bounds memory.
-            SmallHttpClient.Response response = http.sendBlocking("POST", endpoint,
-                    Map.of("Content-Type", encoder.contentType()), body.array(), 0, body.length(), Duration.ofSeconds(10));
+            boolean viaBearer = credentials != null && credentials.bearer() != null && !bearerRefused;
+            SmallHttpClient.Response response = post(viaBearer);
+            if (response.status() == 401 && viaBearer) {
+                // The join token expired: sign from now on, and send this batch once more, signed.
+                bearerRefused = true;
+                response = post(false);
+            }
             if (response.status() / 100 == 2) {
                 exported.add(batch.size());
                 batches.increment();
@@ -150,6 +173,22 @@ final class SpanExporter implements AutoCloseable {
         } catch (Exception e) {
             failed(batch.size(), e.getClass().getSimpleName() + " sending to " + endpoint + ": " + e.getMessage());
         }
+    }
+
+    /**
+     * Posts the encoded batch. The bearer (the join token, in memory) costs nothing per batch; a signature covers the
+     * body, so it gets its own copy of the batch: a copy, a SHA-256 and an ECDSA signature per batch, about 0.9 ms for
+     * a full one of {@link Observability#SPAN_BATCH} spans (docs/observability.md), on this thread, never on a Worker.
+     */
+    private SmallHttpClient.Response post(boolean viaBearer) throws Exception {
+        String authorization = credentials == null ? null
+                : viaBearer ? credentials.bearer().authorization("POST", target, null)
+                : credentials.signed() == null ? null
+                : credentials.signed().authorization("POST", target, Arrays.copyOf(body.array(), body.length()));
+        Map<String, String> headers = authorization == null ? Map.of("Content-Type", encoder.contentType())
+                : Map.of("Content-Type", encoder.contentType(), "Authorization", authorization);
+        // Generous: on a saturated machine a late batch is better than a lost one, and the queue bounds memory.
+        return http.sendBlocking("POST", endpoint, headers, body.array(), 0, body.length(), Duration.ofSeconds(10));
     }
 
     private void failed(int spans, String why) {

@@ -5,7 +5,7 @@ package dev.weft.dataplane.security;
  */
 public enum MtlsMode {
     /**
-     * A certificate is required: the sidecar gets one before it serves, and is not ready without a valid one; it
+     * The default. A certificate is required: the sidecar gets one before it serves, and is not ready without a valid one; it
      * dials only mTLS and refuses plaintext (WMP and HTTP/1.1) on its inbound port.
      */
     STRICT("strict"),

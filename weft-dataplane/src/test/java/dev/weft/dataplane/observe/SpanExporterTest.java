@@ -2,14 +2,27 @@ package dev.weft.dataplane.observe;
 
 import com.sun.net.httpserver.HttpServer;
 import dev.weft.dataplane.observe.ExchangeObserver.Direction;
+import dev.weft.registry.auth.ControlCredentials;
+import dev.weft.registry.auth.RequestSignature;
+import org.bouncycastle.asn1.x500.X500Name;
+import org.bouncycastle.cert.jcajce.JcaX509CertificateConverter;
+import org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder;
+import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import java.math.BigInteger;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.security.KeyPair;
+import java.security.KeyPairGenerator;
+import java.security.cert.X509Certificate;
+import java.security.spec.ECGenParameterSpec;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Date;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -29,12 +42,28 @@ class SpanExporterTest {
     private HttpServer collector;
     private final Set<String> received = ConcurrentHashMap.newKeySet();
     private final AtomicInteger posts = new AtomicInteger();
+    /** The last batch's Authorization header (null for none) and its body's bytes. */
+    private volatile String authorization;
+    private volatile byte[] lastBody;
+    /** Every post, refused ones included. */
+    private final AtomicInteger refusedOrNot = new AtomicInteger();
+    /** Answer 401 to a bearer, as the control plane does once a join token expired. */
+    private volatile boolean refuseBearers;
     private SpanExporter exporter;
 
     private URI start() throws Exception {
         collector = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
         collector.createContext("/api/v2/spans", ex -> {
-            String body = new String(ex.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
+            byte[] bytes = ex.getRequestBody().readAllBytes();
+            String body = new String(bytes, StandardCharsets.UTF_8);
+            authorization = ex.getRequestHeaders().getFirst("Authorization");
+            lastBody = bytes;
+            refusedOrNot.incrementAndGet();
+            if (refuseBearers && authorization != null && authorization.startsWith("Bearer ")) {
+                ex.sendResponseHeaders(401, -1);   // as the control plane answers an expired join token
+                ex.close();
+                return;
+            }
             Matcher m = SPAN_ID.matcher(body);
             while (m.find()) {
                 received.add(m.group(1));
@@ -92,6 +121,57 @@ class SpanExporterTest {
         assertThat(exporter.queued()).isZero();
         assertThat(posts.get()).as("batches of up to 100 spans, not a post per span").isBetween(threads * each / 100,
                 threads * each / 10);
+    }
+
+    @Test
+    void batchesToTheControlPlaneCarryTheJoinTokenThenOnceItIsRefusedASignatureAndNoOtherCollectorGetsAny()
+            throws Exception {
+        URI endpoint = start();
+        int port = collector.getAddress().getPort();
+        assertThat(Observability.isControlPlane(endpoint, "weft://127.0.0.1:" + port)).isTrue();
+        assertThat(Observability.isControlPlane(endpoint, "weft://127.0.0.1:" + port + "/")).isTrue();
+        assertThat(Observability.isControlPlane(endpoint, "weft://127.0.0.1:" + (port == 1 ? 2 : 1))).isFalse();
+        assertThat(Observability.isControlPlane(endpoint, "etcd://127.0.0.1:" + port)).isFalse();
+        assertThat(Observability.isControlPlane(endpoint, null)).isFalse();
+
+        KeyPairGenerator g = KeyPairGenerator.getInstance("EC");
+        g.initialize(new ECGenParameterSpec("secp256r1"));
+        KeyPair keys = g.generateKeyPair();
+        X500Name name = new X500Name("CN=consumer");
+        X509Certificate cert = new JcaX509CertificateConverter().getCertificate(new JcaX509v3CertificateBuilder(name,
+                BigInteger.ONE, Date.from(Instant.now().minusSeconds(60)), Date.from(Instant.now().plusSeconds(600)),
+                name, keys.getPublic()).build(new JcaContentSignerBuilder("SHA256withECDSA").build(keys.getPrivate())));
+        exporter = new SpanExporter(endpoint, SpanEncoder.named("zipkin"), 16, 1, Duration.ofMillis(20),
+                new Observability.SpanCredentials(ControlCredentials.bearer("weft_jt_token"),
+                        RequestSignature.credentials(() -> new RequestSignature.Signer(keys.getPrivate(), cert),
+                                ControlCredentials.NONE)));
+        exporter.start();
+        exporter.offer(span(1));
+        await().atMost(Duration.ofSeconds(10)).until(() -> received.size() == 1);
+        assertThat(authorization).as("the token, in memory: nothing to compute per batch")
+                .isEqualTo("Bearer weft_jt_token");
+
+        refuseBearers = true;
+        exporter.offer(span(2));
+        await().atMost(Duration.ofSeconds(10)).until(() -> exporter.exported() == 2);
+        String header = authorization;
+        assertThat(header).startsWith(RequestSignature.SCHEME + " ");
+        assertThat(RequestSignature.verify(cert.getPublicKey(), RequestSignature.parse(header), "POST",
+                "/api/v2/spans", lastBody)).as("the refused batch went again, signed over its bytes").isTrue();
+        int postsBefore = refusedOrNot.get();
+        exporter.offer(span(3));
+        await().atMost(Duration.ofSeconds(10)).until(() -> exporter.exported() == 3);
+        assertThat(authorization).as("signed from then on").startsWith(RequestSignature.SCHEME + " ");
+        assertThat(refusedOrNot.get() - postsBefore).as("one post: the refused bearer is not tried again")
+                .isEqualTo(1);
+        exporter.close();
+
+        // The 5-argument exporter without credentials, as Observability builds it for any other collector.
+        exporter = new SpanExporter(endpoint, SpanEncoder.named("zipkin"), 16, 1, Duration.ofMillis(20), null);
+        exporter.start();
+        exporter.offer(span(4));
+        await().atMost(Duration.ofSeconds(10)).until(() -> received.size() == 4);
+        assertThat(authorization).isNull();
     }
 
     @Test

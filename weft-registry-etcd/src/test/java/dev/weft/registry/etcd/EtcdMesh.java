@@ -95,6 +95,8 @@ final class EtcdMesh implements AutoCloseable {
                 .admin(new InetSocketAddress("127.0.0.1", 0))
                 .registry(registry).weight(1).capacity(0)
                 .tokenFile(registry.startsWith("weft://") ? tokenFiles.apply(service) : null)
+                // As before strict became the default: an etcd registry has no CA, so no certificate, plaintext link.
+                .mtls("permissive")
                 .queueSize(2048).queueTimeout(Duration.ofSeconds(10)).leaseTtl(LEASE_TTL)
                 .balancer("weighted-round-robin").collaborator("event-loop").workers(1).meshProtocol("wmp")
                 .meshConnectionsPerPeer(1).drainTimeout(Duration.ofSeconds(2)).build();
