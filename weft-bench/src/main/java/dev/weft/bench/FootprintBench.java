@@ -154,6 +154,11 @@ final class FootprintBench {
         for (int s = 0; s < CALLED; s++) {
             args.addAll(List.of("--upstream", "svc-" + s + "=127.0.0.1:0"));
         }
+        // Registering needs a sidecar's credential (docs/security.md): a join token, made before the process
+        // starts so that it is not part of the start measured; --mtls off as the bench's other sidecars run.
+        Path token = MeshTokens.create(registry, settings.runDir().resolve("control-data"), "footprint",
+                settings.runDir().resolve("footprint-" + next + ".token"));
+        args.addAll(List.of("--mtls", "off", "--token-file", token.toString()));
         List<String> jvm = new ArrayList<>(SidecarJvm.options());
         SidecarJvm.aotCache(jvm).ifPresent(cache -> jvm.add("-XX:AOTCache=" + cache));
         return launch("sidecar-" + next++, jvm, args);
