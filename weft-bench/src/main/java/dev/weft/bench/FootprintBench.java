@@ -150,7 +150,7 @@ final class FootprintBench {
     private ChildProcess sidecar(int admin) throws ExperimentException, InterruptedException {
         List<String> args = new ArrayList<>(List.of("sidecar", "--service", "footprint", "--id", "footprint-" + next,
                 "--app", "127.0.0.1:" + appPort, "--registry", registry, "--admin", "127.0.0.1:" + admin,
-                "--inbound", "127.0.0.1:0", "--mtls", "permissive"));   // measured as before strict was the default
+                "--inbound", "127.0.0.1:0"));
         for (int s = 0; s < CALLED; s++) {
             args.addAll(List.of("--upstream", "svc-" + s + "=127.0.0.1:0"));
         }
