@@ -27,7 +27,8 @@ import java.util.stream.Collectors;
 public final class Bench {
     /** Every data plane the bench knows, in the order the tables list them. */
     public static final List<String> ALL_PLANES =
-            List.of("direct", "weft", "weft-mtls", "weft-off", "weft-bare", "weft-notrace", "weft-nometrics", "weft-1w",
+            List.of("direct", "weft", "weft-mtls", "weft-off", "weft-bare", "weft-notrace", "weft-nometrics",
+                    "weft-trace-all", "weft-1w",
                     "weft-vt", "weft-http1", "nginx", "nginx-tls", "haproxy", "haproxy-tls", "caddy");
     /**
      * The data planes of the per-hop measurement: of Weft's variants weft-bare, which prices observability, and the
@@ -292,6 +293,9 @@ public final class Bench {
                     List.of("--tracing", "off"));
             case "weft-nometrics" -> new WeftDataPlane("weft-nometrics", "event-loop", null, sidecarJvm,
                     List.of("--metrics", "off"));
+            // Every trace sampled and exported, as the default was until session 10: prices the sampler.
+            case "weft-trace-all" -> new WeftDataPlane("weft-trace-all", "event-loop", null, sidecarJvm,
+                    List.of("--trace-sample", "1"));
             case "weft-1w" -> new WeftDataPlane("weft-1w", "event-loop", null, sidecarJvm, List.of("--workers", "1"));
             // Issue 13: mTLS on the mesh link as users run it (strict, a join token per sidecar), and the same
             // sidecars with TLS off, the baseline that prices it in the same run.

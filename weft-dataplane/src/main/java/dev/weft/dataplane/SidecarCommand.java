@@ -162,9 +162,13 @@ public final class SidecarCommand implements Callable<Integer> {
             description = "Trace context propagation (W3C traceparent, B3) and spans; off passes trace headers through untouched (default: ${DEFAULT-VALUE}).")
     String tracingFlag;
 
-    @Option(names = "--trace-sample", paramLabel = "RATIO", defaultValue = "1.0",
-            description = "Share of new traces sampled, 0.0-1.0; a caller's decision is always honoured (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--trace-sample", paramLabel = "RATIO", defaultValue = "0.01",
+            description = "Share of new traces sampled beyond the reservoir, 0.0-1.0; a mesh peer's decision is always honoured, an app's or client's 'sampled' only within the reservoir (default: ${DEFAULT-VALUE}).")
     double traceSample;
+
+    @Option(names = "--trace-reservoir", paramLabel = "N/s", defaultValue = "200/s",
+            description = "New traces a second always sampled before --trace-sample applies, shared with the callers' 'sampled' decisions; also the failed, unsampled exchanges a second exported alone; 0/s for none (default: ${DEFAULT-VALUE}).")
+    String traceReservoir;
 
     @Option(names = "--trace-endpoint", paramLabel = "URL|auto|off", defaultValue = "auto",
             description = "Where spans are posted: a Zipkin (http://HOST:9411/api/v2/spans) or OTLP/HTTP (http://HOST:4318/v1/traces) URL; auto = the control plane of a weft:// registry (default: ${DEFAULT-VALUE}).")
@@ -236,7 +240,7 @@ public final class SidecarCommand implements Callable<Integer> {
             routes.add(RouteTable.Route.parse(r));
         }
         return new ObservabilityConfig(onOff("--metrics", metricsFlag), onOff("--tracing", tracingFlag), traceSample,
-                traceEndpoint.trim(), traceFormat.trim().toLowerCase(Locale.ROOT), formats, logs, routes);
+                perSecond("--trace-reservoir", traceReservoir), traceEndpoint.trim(), traceFormat.trim().toLowerCase(Locale.ROOT), formats, logs, routes);
     }
 
     @Spec
@@ -281,6 +285,22 @@ public final class SidecarCommand implements Callable<Integer> {
             case "off", "false", "no" -> false;
             default -> throw new IllegalArgumentException("invalid " + flag + " '" + value + "' (expected on or off)");
         };
+    }
+
+    /** "N/s" (or a bare N) as N, N a whole number from 0. */
+    static int perSecond(String flag, String value) {
+        String v = value.trim();
+        String n = v.endsWith("/s") ? v.substring(0, v.length() - 2).trim() : v;
+        try {
+            int parsed = Integer.parseInt(n);
+            if (parsed >= 0) {
+                return parsed;
+            }
+        } catch (NumberFormatException e) {
+            // below
+        }
+        throw new IllegalArgumentException("invalid " + flag + " '" + value + "' (expected N/s, N a whole number >= 0,"
+                + " e.g. 200/s)");
     }
 
     /**

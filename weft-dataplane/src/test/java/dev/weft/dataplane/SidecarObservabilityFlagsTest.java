@@ -21,7 +21,7 @@ class SidecarObservabilityFlagsTest {
     }
 
     @Test
-    void withoutFlagsEverythingIsOnAtFullSamplingToTheControlPlane() {
+    void withoutFlagsEverythingIsOnWithTheDefaultSamplerToTheControlPlane() {
         ObservabilityConfig c = parse();
         assertThat(c).isEqualTo(ObservabilityConfig.defaults());
         assertThat(c.resolveTraceEndpoint("weft://10.0.0.1:7700")).hasToString("http://10.0.0.1:7700/api/v2/spans");
@@ -45,6 +45,21 @@ class SidecarObservabilityFlagsTest {
             assertThat(r.prefix()).isEqualTo("/users");
         });
         assertThat(parse("--tracing", "off").resolveTraceEndpoint("weft://x:1")).isNull();
+    }
+
+    @Test
+    void theSamplerIsAReservoirASecondThenARatioAndBothAreFlags() {
+        ObservabilityConfig defaults = parse();
+        assertThat(defaults.traceReservoir()).isEqualTo(ObservabilityConfig.DEFAULT_TRACE_RESERVOIR);
+        assertThat(defaults.traceSample()).isEqualTo(ObservabilityConfig.DEFAULT_TRACE_SAMPLE);
+        assertThat(parse("--trace-reservoir", "50/s").traceReservoir()).isEqualTo(50);
+        assertThat(parse("--trace-reservoir", "0").traceReservoir()).isZero();
+        ObservabilityConfig all = parse("--trace-sample", "1");
+        assertThat(all.traceSample()).isEqualTo(1.0);
+        assertThat(all.traceReservoir()).isEqualTo(ObservabilityConfig.DEFAULT_TRACE_RESERVOIR);
+        assertThatThrownBy(() -> parse("--trace-reservoir", "lots")).hasMessageContaining(
+                "invalid --trace-reservoir 'lots' (expected N/s");
+        assertThatThrownBy(() -> parse("--trace-reservoir", "-1/s")).hasMessageContaining("expected N/s");
     }
 
     @Test

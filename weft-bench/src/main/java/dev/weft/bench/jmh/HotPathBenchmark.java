@@ -55,7 +55,10 @@ import java.util.regex.Pattern;
 public class HotPathBenchmark {
     private static final Duration READY_TIMEOUT = Duration.ofSeconds(30);
 
-    /** "on": the sidecars as users run them (tracing and metrics); "off": both off, the bare proxy. */
+    /**
+     * "on": the sidecars as users run them (tracing by the default sampler, and metrics); "off": both off, the bare
+     * proxy; "all" (not run by default, {@code -p observability=all}): every trace sampled, the default until session 10.
+     */
     @Param({"on", "off"})
     public String observability;
 
@@ -114,6 +117,8 @@ public class HotPathBenchmark {
         all.addAll(List.of("--mtls", "permissive"));   // the plaintext hot path, as before strict was the default
         if (observability.equals("off")) {
             all.addAll(List.of("--tracing", "off", "--metrics", "off"));
+        } else if (observability.equals("all")) {
+            all.addAll(List.of("--trace-sample", "1")); // the default until session 10: every trace exported
         }
         Thread t = Thread.ofPlatform().daemon().name("sidecar-" + args[1]).start(() ->
                 new CommandLine(new SidecarCommand()).execute(all.toArray(String[]::new)));

@@ -32,8 +32,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * What observability costs a Worker per request, alone: the calls the exchange core makes on one exchange (the
  * direction's counters, {@code start} with the trace headers, every step, {@code end}) against a real
- * {@link Observability} with tracing at 100% and metrics on, whose exporter posts the spans to a collector on a
- * loopback port. Run it with {@code -t 1} and {@code -t 2}: at two threads, whatever the Workers share (counters,
+ * {@link Observability} with metrics on and tracing by {@code sample} ({@code all}: every trace, the default until
+ * session 10; {@code default}: the sidecar's default sampler, a reservoir of 200 traces a second, then 1 %), whose
+ * exporter posts the spans to a collector on a loopback port. Run it with {@code -t 1} and {@code -t 2}: at two threads, whatever the Workers share (counters,
  * histograms, the span hand-over) shows as contention.
  *
  * <p>{@code side}: {@code consumer} starts each trace (no trace headers arrive, as from the example consumer);
@@ -61,6 +62,9 @@ public class ObservabilityBenchmark {
 
     @Param({"on", "off"})
     public String export;
+
+    @Param({"all", "default"})
+    public String sample;
 
     private HttpServer collector;
     private Observability observability;
@@ -91,7 +95,9 @@ public class ObservabilityBenchmark {
         collector.start();
         String endpoint = export.equals("on") ? "http://127.0.0.1:" + collector.getAddress().getPort()
                 + "/api/v2/spans" : ObservabilityConfig.OFF;
-        ObservabilityConfig config = new ObservabilityConfig(true, true, 1.0, endpoint, "zipkin",
+        ObservabilityConfig config = new ObservabilityConfig(true, true,
+                sample.equals("all") ? 1.0 : ObservabilityConfig.DEFAULT_TRACE_SAMPLE,
+                ObservabilityConfig.DEFAULT_TRACE_RESERVOIR, endpoint, "zipkin",
                 EnumSet.of(ObservabilityConfig.Propagation.W3C), Map.of(), List.of());
         observability = new Observability(config, side, null, () -> 0);
         observability.open(List.of());

@@ -191,14 +191,15 @@ public final class MeshStats {
 
     /**
      * From collected spans: a service's row from its SERVER spans (what it served through its sidecar), an edge's
-     * from the caller's CLIENT spans that name the callee. In-flight is not known from finished spans.
+     * from the caller's CLIENT spans that name the callee. In-flight is not known from finished spans. A span exported
+     * for its error alone is left out: every failure may be exported so, but only a sample of the successes.
      */
     static Report fromTraces(List<List<TraceSpan>> traces, double windowSeconds, List<String> notes) {
         TreeMap<String, Acc> services = new TreeMap<>();
         TreeMap<String, Acc> edges = new TreeMap<>();
         for (List<TraceSpan> trace : traces) {
             for (TraceSpan s : trace) {
-                if (s.localService() == null) {
+                if (s.localService() == null || s.errorOnly()) {
                     continue;
                 }
                 Acc a;

@@ -96,7 +96,8 @@ public final class StatCommand implements Callable<Integer> {
         if (traces.size() >= 10_000) {
             notes.add("10000 traces read: the rates undercount; use a shorter --window");
         }
-        notes.add("in-flight is not known from finished spans; rates count sampled requests only");
+        notes.add("in-flight is not known from finished spans; rates count sampled requests only (a failure's span"
+                + " exported alone is left out)");
         return MeshStats.fromTraces(traces, window.toMillis() / 1000.0, notes);
     }
 }

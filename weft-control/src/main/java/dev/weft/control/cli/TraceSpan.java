@@ -33,6 +33,14 @@ record TraceSpan(String traceId, String id, String parentId, String kind, String
         return status != null && status.length() == 3 && status.charAt(0) == '5';
     }
 
+    /**
+     * Exported by its sidecar only because its exchange failed while its trace was not sampled ({@code weft.sampling:
+     * error}, docs/observability.md "Sampling"): not a sample of the traffic, so rates leave it out.
+     */
+    boolean errorOnly() {
+        return "error".equals(tags.get("weft.sampling"));
+    }
+
     /** Time of a step annotation (admitted, connected, sent, first-byte), or 0. */
     long at(String annotation) {
         return annotations.getOrDefault(annotation, 0L);

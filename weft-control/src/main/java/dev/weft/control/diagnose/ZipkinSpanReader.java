@@ -9,12 +9,18 @@ import java.util.Locale;
 /**
  * Reads one stored Zipkin v2 span (its JSON, as the store keeps it) into a {@link DiagnoseSpan}. The store validated
  * the ids and times when the span arrived; a span that is not a sidecar's (no kind, no service) is skipped, since
- * culprit finding needs both sides of each hop.
+ * culprit finding needs both sides of each hop. So is a span a sidecar exported only because its exchange failed
+ * while its trace was not sampled (tag {@value #SAMPLING} = {@code error}): it stands alone, and since every failure
+ * may be exported so but only a sample of the successes, counting it would inflate error rates and skew percentiles.
+ * The sampled spans are a sample independent of how exchanges end (decided as each request arrives), so shares and
+ * percentiles over them hold.
  *
  * <p>Threads: any (stateless apart from the thread-safe mapper).
  */
 final class ZipkinSpanReader {
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** The sidecars' tag for a span exported for its error alone (dataplane {@code observe/SpanEncoder}). */
+    static final String SAMPLING = "weft.sampling";
 
     private ZipkinSpanReader() {}
 
@@ -41,6 +47,9 @@ final class ZipkinSpanReader {
             }
         }
         JsonNode tags = n.path("tags");
+        if ("error".equals(text(tags, SAMPLING))) {
+            return null;
+        }
         int status = 0;
         try {
             status = Integer.parseInt(tags.path("http.status_code").asText("0"));

@@ -96,4 +96,18 @@ class MeshStatsTest {
         assertThat(s.get(1).value()).isNaN();
         assertThat(s.get(2).value()).isInfinite();
     }
+
+    @Test
+    void fromSpansAFailuresSpanExportedAloneIsNotCountedAsASampleOfTheTraffic() {
+        List<TraceSpan> trace = List.of(
+                new TraceSpan("t1", "s1", null, "SERVER", "post", 1_000, 20_000, "b", null, java.util.Map.of(),
+                        java.util.Map.of("http.status_code", "200")),
+                new TraceSpan("t2", "s2", null, "SERVER", "post", 2_000, 5_000, "b", null, java.util.Map.of(),
+                        java.util.Map.of("http.status_code", "503", "error", "no-capacity", "weft.sampling", "error")));
+        MeshStats.Report r = MeshStats.fromTraces(List.of(trace), 10, new ArrayList<>());
+        assertThat(r.services()).singleElement().satisfies(b -> {
+            assertThat(b.rps()).isCloseTo(0.1, within(1e-9));
+            assertThat(b.success()).isEqualTo(1.0);
+        });
+    }
 }

@@ -55,11 +55,16 @@ public final class Observability implements ExchangeObserver, AutoCloseable {
     private final RouteMetrics routeMetrics;
     private final MeshTax meshTax;
     private final EpochClock clock = new EpochClock();
-    /** Per Worker: traces started, continued, spans sampled (indexes below). */
-    private final PerThread<long[]> counts = new PerThread<>(() -> new long[3]);
+    /**
+     * Per Worker: traces started, continued, spans offered for export, error spans over their reservoir, then the
+     * exchanges sampled by each of {@link TraceSampler}'s reasons (indexes below).
+     */
+    private final PerThread<long[]> counts = new PerThread<>(() -> new long[SAMPLED_BY + TraceSampler.REASONS.length]);
     private static final int TRACES_STARTED = 0;
     private static final int TRACES_CONTINUED = 1;
     private static final int SPANS_SAMPLED = 2;
+    private static final int ERRORS_CAPPED = 3;
+    private static final int SAMPLED_BY = 4;
     private ScheduledExecutorService scheduler;
 
     /**
@@ -85,7 +90,8 @@ public final class Observability implements ExchangeObserver, AutoCloseable {
                          SpanCredentials spanCredentials) {
         this.config = config;
         this.routes = new RouteTable(config.routes());
-        this.propagation = config.tracing() ? new TracePropagation(config.propagation(), config.traceSample()) : null;
+        this.propagation = config.tracing() ? new TracePropagation(config.propagation(),
+                new TraceSampler(config.traceReservoir(), config.traceSample())) : null;
         URI endpoint = config.resolveTraceEndpoint(registryUrl);
         this.exporter = endpoint == null ? null : new SpanExporter(endpoint, SpanEncoder.named(config.traceFormat()),
                 SPAN_QUEUE, SPAN_BATCH, SPAN_FLUSH,
@@ -158,7 +164,12 @@ public final class Observability implements ExchangeObserver, AutoCloseable {
                                HeaderAccess headers, String peer) {
         long now = System.nanoTime();
         String route = routes.match(method, path);
-        ObservedExchange x = exporter != null ? exporter.spare() : null;
+        // A record the Worker's own last exchanges left (most, once most are not sampled), else one the exporter
+        // gave back, else a new one.
+        ObservedExchange x = RecordSpares.ofThisThread().take();
+        if (x == null && exporter != null) {
+            x = exporter.spare();
+        }
         if (x != null) {
             x.begin(direction, localService, method, path, peer, route, now, clock.epochMicros(now));
         } else {
@@ -166,8 +177,8 @@ public final class Observability implements ExchangeObserver, AutoCloseable {
                     clock.epochMicros(now));
         }
         if (propagation != null) {
-            propagation.propagate(headers, x);
-            count(x.traceStarted ? TRACES_STARTED : TRACES_CONTINUED);
+            propagation.propagate(headers, x, now);
+            count(x.traceStarted ? TRACES_STARTED : TRACES_CONTINUED, SAMPLED_BY + x.sampleReason);
         }
         return x;
     }
@@ -179,17 +190,48 @@ public final class Observability implements ExchangeObserver, AutoCloseable {
                     .record(x.status, x.durationMicros(), x.bytesIn, x.bytesOut, Math.max(0, x.attempts - 1), x.error);
         }
         AccessLog log = x.direction == Direction.OUTBOUND ? outboundLog : inboundLog;
-        if (exporter != null && x.isSampled()) {
-            count(SPANS_SAMPLED);
-            exporter.offer(x, log == null);
+        boolean exported = false;
+        if (exporter != null) {
+            if (x.isSampled()) {
+                exported = true;
+            } else if (x.failed() && propagation != null) {
+                // Failures stay visible when their trace was not sampled: this span alone, within its reservoir.
+                if (propagation.sampler().exportError(x.endNanos)) {
+                    x.sampleReason = TraceSampler.ERROR;
+                    exported = true;
+                    count(SAMPLED_BY + TraceSampler.ERROR);
+                } else {
+                    count(ERRORS_CAPPED);
+                }
+            }
+            if (exported) {
+                count(SPANS_SAMPLED);
+                exporter.offer(x, log == null);
+            }
         }
         if (log != null) {
             log.offer(x);
+        } else if (!exported) {
+            RecordSpares.ofThisThread().giveBack(x); // nothing reads it any more: the Worker's next exchanges may
         }
     }
 
     private void count(int counter) {
         PerThread.add(counts, counter, 1);
+    }
+
+    /** Two counters of the same cell: one look-up of the Worker's cell. */
+    private void count(int a, int b) {
+        long[] c = counts.get();
+        if (counts.isShared(c)) {
+            synchronized (c) {
+                PerThread.add(c, a, 1);
+                PerThread.add(c, b, 1);
+            }
+        } else {
+            PerThread.add(c, a, 1);
+            PerThread.add(c, b, 1);
+        }
     }
 
     private long sum(int counter) {
@@ -208,9 +250,24 @@ public final class Observability implements ExchangeObserver, AutoCloseable {
             p.counter("weft_traces_total", "Exchanges by trace origin: started here (no context arrived) or continued.",
                     sum(TRACES_STARTED), "origin", "started");
             p.counter("weft_traces_total", "", sum(TRACES_CONTINUED), "origin", "continued");
+            for (int r = TraceSampler.RESERVOIR; r < TraceSampler.REASONS.length; r++) {
+                p.counter("weft_trace_sampled_total", r == TraceSampler.RESERVOIR ? "Exchanges exported as spans, by"
+                        + " why: reservoir (a new trace within the reservoir), ratio (beyond it), peer (a mesh peer's"
+                        + " decision, or the app continuing a trace this sidecar took in sampled), caller (an app's or"
+                        + " client's decision, within the reservoir), error (failed, not sampled: its span alone)." : "",
+                        sum(SAMPLED_BY + r), "reason", TraceSampler.REASONS[r]);
+            }
+            p.counter("weft_trace_not_sampled_total", "Exchanges whose trace was not sampled (the context still"
+                    + " travels, marked so; a failed one may still be exported alone, as reason error).",
+                    sum(SAMPLED_BY + TraceSampler.NONE));
+            p.counter("weft_trace_capped_total", "Decisions over their reservoir: an app's or client's 'sampled'"
+                    + " (then decided by the ratio), or a failed exchange's span (not exported).",
+                    propagation.sampler().callersCapped(), "what", "caller");
+            p.counter("weft_trace_capped_total", "", sum(ERRORS_CAPPED), "what", "error");
         }
         if (exporter != null) {
-            p.counter("weft_spans_sampled_total", "Spans sampled for export.", sum(SPANS_SAMPLED));
+            p.counter("weft_spans_sampled_total", "Spans handed to the exporter: sampled, and failures exported alone.",
+                    sum(SPANS_SAMPLED));
             p.counter("weft_spans_exported_total", "Spans the collector accepted.", exporter.exported());
             p.counter("weft_spans_dropped_total", "Spans dropped, by reason (the export queue was full, or the"
                     + " collector failed or refused the batch).", exporter.droppedQueueFull(), "reason", "queue_full");
@@ -234,6 +291,7 @@ public final class Observability implements ExchangeObserver, AutoCloseable {
         m.put("metrics", config.metrics());
         m.put("tracing", config.tracing());
         m.put("traceSample", config.traceSample());
+        m.put("traceReservoir", config.traceReservoir() + "/s");
         m.put("traceEndpoint", exporter == null ? null : exporter.endpoint().toString());
         m.put("traceFormat", config.traceFormat());
         m.put("propagation", config.propagation().stream().map(e -> e.name().toLowerCase()).sorted().toList());

@@ -34,6 +34,8 @@ final class ObservedExchange implements ExchangeTrace {
     long spanId;
     long parentId;
     byte sampled;
+    /** Why this exchange is exported: one of {@link TraceSampler}'s reasons, {@link TraceSampler#NONE} if not. */
+    byte sampleReason;
     boolean traceStarted;
 
     long admittedNanos;
@@ -82,6 +84,7 @@ final class ObservedExchange implements ExchangeTrace {
         spanId = 0;
         parentId = 0;
         sampled = TracePropagation.UNDECIDED;
+        sampleReason = TraceSampler.NONE;
         traceStarted = false;
         admittedNanos = 0;
         connectedNanos = 0;
@@ -153,6 +156,11 @@ final class ObservedExchange implements ExchangeTrace {
 
     boolean isSampled() {
         return sampled == TracePropagation.SAMPLED;
+    }
+
+    /** Exported alone because it failed, not because its trace was sampled (a tag on its span says so). */
+    boolean errorOnly() {
+        return sampleReason == TraceSampler.ERROR;
     }
 
     boolean failed() {

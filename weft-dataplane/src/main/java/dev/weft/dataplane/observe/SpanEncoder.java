@@ -18,6 +18,13 @@ abstract class SpanEncoder {
     static final String CONNECTED = "connected";
     static final String SENT = "sent";
     static final String FIRST_BYTE = "first-byte";
+    /**
+     * Tag (OTLP: attribute) on a span exported because its exchange failed though its trace was not sampled, with the
+     * value {@value #ERROR_ONLY}: it stands alone (its trace's other spans were not exported), and it is not a sample
+     * of the traffic, so rates and percentiles over spans (the control plane's diagnosis) leave it out.
+     */
+    static final String SAMPLING = "weft.sampling";
+    static final String ERROR_ONLY = "error";
     /** Long paths are cut: a span is a diagnosis aid, not an archive of query strings. */
     static final int MAX_PATH = 256;
 
@@ -218,6 +225,9 @@ abstract class SpanEncoder {
             if (x.error != null) {
                 j.field("weft.error", x.error);
             }
+            if (x.errorOnly()) {
+                j.field(SAMPLING, ERROR_ONLY);
+            }
             j.endObject();
             j.endObject();
         }
@@ -299,6 +309,9 @@ abstract class SpanEncoder {
             String error = errorOf(x);
             if (error != null) {
                 attr(j, "error.type", error);
+            }
+            if (x.errorOnly()) {
+                attr(j, SAMPLING, ERROR_ONLY);
             }
             j.endArray();
             j.name("events").beginArray();

@@ -38,9 +38,7 @@ final class TracePropagation {
     private final boolean writeW3c;
     private final boolean writeB3;
     private final boolean writeB3Multi;
-    /** Root traces are sampled when a uniform random long falls below this; a ratio of 1.0 samples all. */
-    private final long sampleBelow;
-    private final boolean sampleAll;
+    private final TraceSampler sampler;
     /** Per Worker (an indexed slot on Netty's loop threads): see {@link #traceparent}. */
     private final FastThreadLocal<byte[]> traceparentBytes = new FastThreadLocal<>() {
         @Override
@@ -49,16 +47,33 @@ final class TracePropagation {
         }
     };
 
+    /** With the default reservoir ({@link ObservabilityConfig#DEFAULT_TRACE_RESERVOIR}) and {@code sampleRatio}. */
     TracePropagation(Set<Propagation> write, double sampleRatio) {
+        this(write, new TraceSampler(ObservabilityConfig.DEFAULT_TRACE_RESERVOIR, sampleRatio));
+    }
+
+    TracePropagation(Set<Propagation> write, TraceSampler sampler) {
         this.writeW3c = write.contains(Propagation.W3C);
         this.writeB3 = write.contains(Propagation.B3);
         this.writeB3Multi = write.contains(Propagation.B3MULTI);
-        this.sampleAll = sampleRatio >= 1.0;
-        this.sampleBelow = (long) (sampleRatio * Long.MAX_VALUE);
+        this.sampler = sampler;
     }
 
-    /** Fills {@code x}'s trace ids and sampling decision from {@code h}, then writes the context for the next hop. */
+    TraceSampler sampler() {
+        return sampler;
+    }
+
+    /** {@link #propagate(HeaderAccess, ObservedExchange, long)} now. */
     void propagate(HeaderAccess h, ObservedExchange x) {
+        propagate(h, x, System.nanoTime());
+    }
+
+    /**
+     * Fills {@code x}'s trace ids and sampling decision from {@code h}, then writes the context for the next hop.
+     *
+     * @param nowNanos {@code System.nanoTime()} of the request's arrival, for the sampler's reservoir
+     */
+    void propagate(HeaderAccess h, ObservedExchange x, long nowNanos) {
         ThreadLocalRandom random = ThreadLocalRandom.current();
         int seen = extract(h, x);
         if (x.traceLo == 0 && x.traceHi == 0) {
@@ -68,12 +83,9 @@ final class TracePropagation {
             x.parentId = 0;
             x.traceStarted = true;
         }
-        if (x.sampled == UNDECIDED) {
-            // The decision is made once, where the trace starts (or where a caller deferred it), so a trace is
-            // either whole or absent.
-            x.sampled = sampleAll || (sampleBelow > 0 && (random.nextLong() & Long.MAX_VALUE) < sampleBelow)
-                    ? SAMPLED : NOT_SAMPLED;
-        }
+        // Made where the trace starts (or where a caller deferred it) and carried on, so that a trace is either
+        // whole or absent; what arrived from outside the mesh is honoured only within bounds (TraceSampler).
+        x.sampleReason = sampler.decide(x, nowNanos);
         x.spanId = nonZero(random);
         inject(h, x, seen);
     }

@@ -116,4 +116,22 @@ class SpanEncoderTest {
         assertThat(keys).contains("http.request.method", "url.path", "http.response.status_code", "http.route",
                 "server.address", "server.port", "peer.service", "error.type");
     }
+
+    @Test
+    void aSpanExportedForItsErrorAloneSaysSoInBothFormatsAndASampledOneDoesNot() throws Exception {
+        ObservedExchange sampled = finishedOutbound();
+        ObservedExchange errorOnly = finishedOutbound();
+        errorOnly.sampled = TracePropagation.NOT_SAMPLED;
+        errorOnly.sampleReason = TraceSampler.ERROR;
+
+        JsonNode zipkin = JSON.readTree(SpanEncoder.named("zipkin").encode(List.of(sampled, errorOnly)));
+        assertThat(zipkin.get(0).get("tags").has("weft.sampling")).isFalse();
+        assertThat(zipkin.get(1).at("/tags/weft.sampling").asText()).isEqualTo("error");
+
+        JsonNode otlp = JSON.readTree(SpanEncoder.named("otlp").encode(List.of(errorOnly)));
+        List<String> attributes = new ArrayList<>();
+        otlp.at("/resourceSpans/0/scopeSpans/0/spans/0/attributes")
+                .forEach(a -> attributes.add(a.get("key").asText() + "=" + a.at("/value/stringValue").asText()));
+        assertThat(attributes).contains("weft.sampling=error");
+    }
 }

@@ -126,14 +126,17 @@ class TracePropagationTest {
 
     @Test
     void withSamplingAtZeroNewTracesAreNotSampledButACallersYesIsHonoured() {
-        TracePropagation none = new TracePropagation(Set.of(Propagation.W3C), 0.0);
+        // No reservoir either; the caller is a mesh peer (the inbound side), whose decision is honoured whatever the
+        // reservoir holds (an app's "yes" on the outbound side only within it: TraceSamplerTest).
+        TracePropagation none = new TracePropagation(Set.of(Propagation.W3C), new TraceSampler(0, 0.0));
         ObservedExchange fresh = exchange();
         MapHeaders h = new MapHeaders();
         none.propagate(h, fresh);
         assertThat(fresh.isSampled()).isFalse();
         assertThat(h.get("traceparent")).endsWith("-00");
 
-        ObservedExchange continued = exchange();
+        ObservedExchange continued = new ObservedExchange(null, Direction.INBOUND, "provider", "GET", "/", null,
+                "default", 1, 1);
         none.propagate(new MapHeaders().with("traceparent", "00-" + TRACE + "-" + PARENT + "-01"), continued);
         assertThat(continued.isSampled()).isTrue();
     }
