@@ -224,10 +224,10 @@ class DiagnoseScenariosTest {
     }
 
     /**
-     * Waits (up to 40 s, as culprit.mjs does for each mark) until the diagnosis the dashboard's map asks for (the default
-     * window and baseline) names {@code culprit} and shows each of {@code backPressure} queueing, so that the map marks
-     * them at its first request: it asks again only every 15 s, and an answer a moment too early cost each scenario up
-     * to 15 s. Asserts nothing itself: the browser script, run next, judges what the map shows.
+     * Waits (up to 40 s, as culprit.mjs does for each mark) until the diagnosis the dashboard's map asks for (the
+     * default window and baseline) names {@code culprit} and shows each of {@code backPressure} queueing, so that the
+     * map marks them at its first request: it asks again only every 15 s, and an answer a moment too early cost each
+     * scenario up to 15 s. Asserts nothing itself: the browser script, run next, judges what the map shows.
      */
     private void awaitMapsDiagnosis(String culprit, String... backPressure) throws Exception {
         if (!BrowserScript.available()) {

@@ -55,7 +55,7 @@ class KillProviderSidecarTest {
             awaitServe(http, upstream, 2);
 
             ConcurrentLinkedQueue<Call> calls = new ConcurrentLinkedQueue<>();
-            // 4 s of load after the kill: the killed sidecar's 2 s lease expires halfway, so calls run on both sides of it.
+            // 4 s of load after the kill: the killed sidecar's 2 s lease expires halfway, calls run on both sides.
             long kill = loadAndKill(http, upstream, 24, Duration.ofSeconds(6), sidecarA, calls);
             List<Call> failed = calls.stream().filter(c -> c.status() != 200).toList();
             long okAfterKill = calls.stream().filter(c -> c.status() == 200 && c.startNanos() > kill).count();
