@@ -19,14 +19,27 @@ import static org.assertj.core.api.Assertions.assertThat;
 final class BrowserScript {
     private BrowserScript() {}
 
+    /** Whether {@link #run} would run a script here (Chromium and playwright-core installed) rather than skip. */
+    static boolean available() {
+        return Files.isExecutable(chromium()) && Files.isDirectory(js().resolve("node_modules/playwright-core"));
+    }
+
+    private static Path js() {
+        return Path.of("src/test/js").toAbsolutePath();
+    }
+
+    private static Path chromium() {
+        return Path.of(System.getenv().getOrDefault("WEFT_CHROMIUM", "/usr/bin/chromium"));
+    }
+
     /**
      * @param more the script's arguments after the base URL, the output folder and Chromium's path (e.g. culprit.mjs's
      *             expected culprit and back-pressure services)
      * @return the script's output
      */
     static String run(String script, String base, String... more) throws Exception {
-        Path js = Path.of("src/test/js").toAbsolutePath();
-        Path chromium = Path.of(System.getenv().getOrDefault("WEFT_CHROMIUM", "/usr/bin/chromium"));
+        Path js = js();
+        Path chromium = chromium();
         Assumptions.assumeTrue(Files.isExecutable(chromium), "skipped: no Chromium at " + chromium
                 + " (apt-get install chromium; .ci/run installs it)");
         Assumptions.assumeTrue(Files.isDirectory(js.resolve("node_modules/playwright-core")),

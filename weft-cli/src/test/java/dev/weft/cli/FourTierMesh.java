@@ -108,7 +108,9 @@ final class FourTierMesh implements AutoCloseable {
             throws IOException {
         List<String> args = new ArrayList<>(List.of("sidecar", "--service", service, "--id", id, "--app",
                 "127.0.0.1:" + app, "--registry", registry, "--workers", "1",
-                "--token-file", ChildJvm.tokenFile(dir, registry, service).toString(), "--mtls", "off"));
+                "--token-file", ChildJvm.tokenFile(dir, registry, service).toString(), "--mtls", "off",
+                // The diagnosis and the map read every trace: sample them all, whatever the default.
+                "--trace-sample", "1.0"));
         args.addAll(List.of(more));
         ChildJvm c = ChildJvm.start("sidecar-" + id, dir, args.toArray(String[]::new));
         children.add(c);

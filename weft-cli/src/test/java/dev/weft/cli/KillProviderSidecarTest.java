@@ -55,7 +55,8 @@ class KillProviderSidecarTest {
             awaitServe(http, upstream, 2);
 
             ConcurrentLinkedQueue<Call> calls = new ConcurrentLinkedQueue<>();
-            long kill = loadAndKill(http, upstream, 24, Duration.ofSeconds(9), sidecarA, calls);
+            // 4 s of load after the kill: the killed sidecar's 2 s lease expires halfway, calls run on both sides.
+            long kill = loadAndKill(http, upstream, 24, Duration.ofSeconds(6), sidecarA, calls);
             List<Call> failed = calls.stream().filter(c -> c.status() != 200).toList();
             long okAfterKill = calls.stream().filter(c -> c.status() == 200 && c.startNanos() > kill).count();
             assertThat(okAfterKill).as("requests served after the kill").isPositive();
@@ -106,7 +107,8 @@ class KillProviderSidecarTest {
             awaitServe(http, upstream, 1);
 
             ConcurrentLinkedQueue<Call> calls = new ConcurrentLinkedQueue<>();
-            long killedAt = loadAndKill(http, upstream, 16, Duration.ofSeconds(6), provider, calls);
+            // 2 s of load after the kill: far more than 16 calls when each is answered at once (one each if they queued).
+            long killedAt = loadAndKill(http, upstream, 16, Duration.ofSeconds(4), provider, calls);
 
             // Requests in flight at the kill may fail any way (502, reset); the consumer's sidecar sees the connection
             // drop within a few milliseconds. Every request after that must be refused at once, and explicitly.

@@ -1,6 +1,9 @@
 package dev.weft.cli;
 
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
@@ -21,10 +24,26 @@ import static org.assertj.core.api.Assertions.assertThat;
  * {@code weft sidecar ... -- APP}: the sidecar runs its app as a child, as real processes. A job's sidecar exits
  * when the job does, with its exit code; a served app starts after the sidecar, is reachable through the mesh, and
  * on SIGTERM the sidecar drains, stops the app and exits with the app's code, leaving no process behind. The app
- * here is the JDK's own {@code jwebserver}.
+ * here is the JDK's own {@code jwebserver}. The tests share one control plane (each registers a service of its own).
  */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class SidecarLifecycleTest {
     private static final Duration WAIT = Duration.ofSeconds(30);
+    /** The control plane's process, its data dir ({@code dir/control}, where tokens are made) and registry URL. */
+    private final List<ChildJvm> controlPlane = new ArrayList<>();
+    private Path dir;
+    private String registry;
+
+    @BeforeAll
+    void startTheControlPlane(@TempDir Path dir) throws Exception {
+        this.dir = dir;
+        registry = control(dir, controlPlane);
+    }
+
+    @AfterAll
+    void stopTheControlPlane() throws Exception {
+        closeAll(controlPlane);
+    }
 
     private static int freePort() throws IOException {
         try (ServerSocket s = new ServerSocket(0)) {
@@ -46,10 +65,9 @@ class SidecarLifecycleTest {
     }
 
     @Test
-    void aJobsSidecarExitsWhenTheJobDoesWithItsExitCode(@TempDir Path dir) throws Exception {
+    void aJobsSidecarExitsWhenTheJobDoesWithItsExitCode() throws Exception {
         List<ChildJvm> children = new ArrayList<>();
         try {
-            String registry = control(dir, children);
             int upstream = freePort();
             ChildJvm sidecar = ChildJvm.start("sidecar-job", dir, "sidecar", "--service", "job", "--app",
                     "127.0.0.1:" + freePort(), "--registry", registry, "--upstream", "provider=127.0.0.1:" + upstream,
@@ -68,13 +86,12 @@ class SidecarLifecycleTest {
     }
 
     @Test
-    void onSigtermTheSidecarDrainsStopsItsAppAndExitsWithTheAppsCode(@TempDir Path dir) throws Exception {
+    void onSigtermTheSidecarDrainsStopsItsAppAndExitsWithTheAppsCode() throws Exception {
         List<ChildJvm> children = new ArrayList<>();
         Path site = Files.createDirectories(dir.resolve("site"));
         Files.writeString(site.resolve("hello.txt"), "hello from the app\n");
         String jwebserver = Path.of(System.getProperty("java.home"), "bin", "jwebserver").toString();
         try {
-            String registry = control(dir, children);
             int appPort = freePort();
             int adminPort = freePort();
             int inboundPort = freePort();

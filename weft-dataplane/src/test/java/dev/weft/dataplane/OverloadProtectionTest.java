@@ -41,7 +41,7 @@ class OverloadProtectionTest {
             apply(provider, Map.of("provider", limitedTo(2)));
             int inbound = MeshFixture.port(provider, "inbound");
             List<Future<RawHttp.Response>> slow = holdTwoSlowRequests(clients, app,
-                () -> get(inbound, "/slow?ms=3000"));
+                () -> get(inbound, "/hold"));
 
             RawHttp.Response shed = get(inbound, "/echo");
             assertThat(shed.status()).isEqualTo(503);
@@ -49,6 +49,7 @@ class OverloadProtectionTest {
             assertThat(shed.body()).contains("weft: inbound concurrency limit 2 reached");
             assertThat(app.maxInFlight.get()).as("the app never saw more than the limit").isEqualTo(2);
 
+            app.release();
             for (Future<RawHttp.Response> f : slow) {
                 assertThat(f.get(15, TimeUnit.SECONDS).status()).isEqualTo(200);
             }
@@ -77,7 +78,7 @@ class OverloadProtectionTest {
             int port = MeshFixture.port(consumer, "upstream provider");
             List<Future<RawHttp.Response>> slow = new ArrayList<>();
             for (int i = 0; i < 2; i++) {
-                slow.add(clients.submit(() -> post(port, "/slow?ms=3000")));
+                slow.add(clients.submit(() -> post(port, "/hold")));
                 int n = i + 1;
                 await().atMost(WAIT).until(() -> a.inFlight.get() + b.inFlight.get() == n);
             }
@@ -86,6 +87,8 @@ class OverloadProtectionTest {
             RawHttp.Response third = post(port, "/echo");
             assertThat(third.status()).isEqualTo(503);
             assertThat(third.header("x-weft-error")).isEqualTo("inbound-limit");
+            a.release();
+            b.release();
             for (Future<RawHttp.Response> f : slow) {
                 assertThat(f.get(15, TimeUnit.SECONDS).status()).as("shed on the way, then served elsewhere")
                         .isEqualTo(200);
@@ -104,7 +107,7 @@ class OverloadProtectionTest {
             apply(provider, Map.of("provider", ServicePolicy.DEFAULT
                     .withConcurrencyLimit(ServicePolicy.ConcurrencyLimit.FIXED).withMaxConnections(1)));
             int inbound = MeshFixture.port(provider, "inbound");
-            Future<RawHttp.Response> slow = clients.submit(() -> get(inbound, "/slow?ms=3000"));
+            Future<RawHttp.Response> slow = clients.submit(() -> get(inbound, "/hold"));
             await().atMost(WAIT).until(() -> app.inFlight.get() == 1);
 
             RawHttp.Response refused = get(inbound, "/echo");
@@ -113,6 +116,7 @@ class OverloadProtectionTest {
             assertThat(refused.body()).contains("max-connections");
             assertThat(app.maxInFlight.get()).isEqualTo(1);
 
+            app.release();
             assertThat(slow.get(15, TimeUnit.SECONDS).status()).isEqualTo(200);
             // The one connection is back in a Worker's pool; a refusal on another Worker has that one closed, so a
             // later request goes through.
@@ -138,7 +142,7 @@ class OverloadProtectionTest {
             await().atMost(WAIT).until(() -> app.served.get() == 1);
             int servedBefore = app.served.get();
             List<Future<RawHttp.Response>> slow = holdTwoSlowRequests(clients, app,
-                () -> post(port, "/slow?ms=3000"));
+                () -> post(port, "/hold"));
 
             RawHttp.Response shed = post(port, "/echo");
             assertThat(shed.status()).isEqualTo(503);
@@ -147,6 +151,7 @@ class OverloadProtectionTest {
             assertThat(shed.body()).contains("weft: outbound concurrency limit 2 to service 'provider' reached");
             assertThat(app.maxInFlight.get()).as("the app never saw more than the limit").isEqualTo(2);
 
+            app.release();
             for (Future<RawHttp.Response> f : slow) {
                 assertThat(f.get(15, TimeUnit.SECONDS).status()).isEqualTo(200);
             }
@@ -171,11 +176,12 @@ class OverloadProtectionTest {
             int port = MeshFixture.port(consumer, "upstream provider");
             await().atMost(WAIT).until(() -> post(port, "/echo").status() == 200);
             List<Future<RawHttp.Response>> slow = holdTwoSlowRequests(clients, app,
-                () -> post(port, "/slow?ms=3000"));
+                () -> post(port, "/hold"));
 
             RawHttp.Response shed = post(port, "/echo");
             assertThat(shed.status()).isEqualTo(503);
             assertThat(shed.header("x-weft-error")).isEqualTo("outbound-limit");
+            app.release();
             for (Future<RawHttp.Response> f : slow) {
                 assertThat(f.get(15, TimeUnit.SECONDS).status()).isEqualTo(200);
             }
@@ -217,7 +223,10 @@ class OverloadProtectionTest {
         }
     }
 
-    /** Sends two requests that take 3 s and waits until the app holds both (no timing: the wait has a timeout). */
+    /**
+     * Sends two requests the app holds until {@link TestApp#release()} and waits until it holds both (no timing: the
+     * wait has a timeout).
+     */
     private static List<Future<RawHttp.Response>> holdTwoSlowRequests(ExecutorService clients, TestApp app,
                                                                       Callable<RawHttp.Response> call) {
         List<Future<RawHttp.Response>> slow = new ArrayList<>();

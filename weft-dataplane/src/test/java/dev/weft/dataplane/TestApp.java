@@ -11,7 +11,9 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.zip.CRC32;
 
@@ -19,7 +21,8 @@ import java.util.zip.CRC32;
  * The application behind a provider sidecar in tests: the JDK's HTTP server on virtual threads, on a port the OS
  * picks. Routes: /echo (answers the request's byte count and CRC32, and reports the headers it saw), /caller (answers
  * the x-weft-caller it was sent, "-" for none: free of the races of the shared header map), /slow?ms=N,
- * /big?bytes=N (a streamed answer of N bytes). It records the highest number of requests it had in flight.
+ * /hold (answers once the test calls {@link #release()}), /big?bytes=N (a streamed answer of N bytes). It records the
+ * highest number of requests it had in flight.
  */
 final class TestApp implements AutoCloseable {
     final HttpServer server;
@@ -35,12 +38,22 @@ final class TestApp implements AutoCloseable {
     volatile int forcedStatus;
     /** Header fields sent with every {@link #forcedStatus} answer (what an app may claim, for trust tests). */
     final Map<String, String> forcedHeaders = new ConcurrentHashMap<>();
+    /**
+     * Opened by {@link #release()}: until then /hold requests wait (a minute at most), so a test keeps the app's slots
+     * taken for exactly as long as it needs them instead of a guessed time.
+     */
+    private final CountDownLatch held = new CountDownLatch(1);
 
     TestApp() throws IOException {
         server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 1024);
         server.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
         server.createContext("/", this::handle);
         server.start();
+    }
+
+    /** Lets every /hold request answer, those waiting and those to come. */
+    void release() {
+        held.countDown();
     }
 
     InetSocketAddress address() {
@@ -80,6 +93,9 @@ final class TestApp implements AutoCloseable {
                 long ms = Long.parseLong(q.substring(q.indexOf('=') + 1));
                 Thread.sleep(ms);
             }
+            if (path.startsWith("/hold") && !held.await(1, TimeUnit.MINUTES)) {
+                throw new IllegalStateException("/hold never released");
+            }
             if (path.startsWith("/big")) {
                 long bytes = Long.parseLong(q.substring(q.indexOf('=') + 1));
                 ex.getResponseHeaders().set("content-type", "application/octet-stream");
@@ -118,6 +134,7 @@ final class TestApp implements AutoCloseable {
 
     @Override
     public void close() {
+        release();
         server.stop(0);
     }
 }

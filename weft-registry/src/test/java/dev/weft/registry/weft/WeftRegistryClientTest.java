@@ -40,6 +40,11 @@ class WeftRegistryClientTest {
     private final BlockingQueue<List<String>> scripts = new LinkedBlockingQueue<>();
     private final List<AutoCloseable> closeAfter = new ArrayList<>();
     private static final String HANG = "<hang before the response headers>";
+    /**
+     * How long a wait for something the client must do may last. Each wait ends as soon as its condition holds (in
+     * milliseconds on a quiet machine); 2 s was too short under a heavily loaded machine's scheduling delays.
+     */
+    private static final Duration WAIT = Duration.ofSeconds(15);
 
     @AfterEach
     void stop() throws Exception {
@@ -65,7 +70,7 @@ class WeftRegistryClientTest {
         List<String> script = scripts.poll();
         if (script != null && script.equals(List.of(HANG))) {
             try {
-                release.await(10, TimeUnit.SECONDS);   // accept the request, never answer it
+                release.await(60, TimeUnit.SECONDS);   // accept the request, never answer it (until the test ends)
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
@@ -78,7 +83,7 @@ class WeftRegistryClientTest {
                 body.write((line + "\n").getBytes(StandardCharsets.UTF_8));
                 body.flush();
             }
-            release.await(10, TimeUnit.SECONDS);   // hold the stream open, silent
+            release.await(60, TimeUnit.SECONDS);   // hold the stream open, silent (until the test ends)
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (IOException e) {
@@ -116,7 +121,7 @@ class WeftRegistryClientTest {
 
         registry.watch("provider", (service, endpoints) -> seen.add(ids(endpoints)));
 
-        await().atMost(Duration.ofSeconds(2)).untilAsserted(() -> assertThat(seen).hasSize(2));
+        await().atMost(WAIT).untilAsserted(() -> assertThat(seen).hasSize(2));
         assertThat(seen).containsExactly(List.of("a"), List.of("a", "b"));
     }
 
@@ -128,7 +133,7 @@ class WeftRegistryClientTest {
 
         registry.watch("provider", (service, endpoints) -> seen.add(ids(endpoints)));
 
-        await().atMost(Duration.ofSeconds(3)).untilAsserted(() -> assertThat(watchRequests).hasSizeGreaterThan(1));
+        await().atMost(WAIT).untilAsserted(() -> assertThat(watchRequests).hasSizeGreaterThan(1));
         assertThat(watchRequests.getFirst()).isEqualTo("/v1/watch/provider");
         assertThat(watchRequests.get(1)).isEqualTo("/v1/watch/provider?revision=5");
         assertThat(seen).containsExactly(List.of("a"));
@@ -143,7 +148,7 @@ class WeftRegistryClientTest {
 
         registry.watch("provider", (service, endpoints) -> seen.add(ids(endpoints)));
 
-        await().atMost(Duration.ofSeconds(3)).untilAsserted(() -> assertThat(seen).containsExactly(List.of("a")));
+        await().atMost(WAIT).untilAsserted(() -> assertThat(seen).containsExactly(List.of("a")));
         assertThat(watchRequests).hasSizeGreaterThanOrEqualTo(2);
     }
 
@@ -153,12 +158,12 @@ class WeftRegistryClientTest {
         WeftRegistry registry = client(startFakeControlPlane(), Duration.ofSeconds(7));
         List<List<String>> first = new CopyOnWriteArrayList<>();
         registry.watch("provider", (service, endpoints) -> first.add(ids(endpoints)));
-        await().atMost(Duration.ofSeconds(2)).until(() -> !first.isEmpty());
+        await().atMost(WAIT).until(() -> !first.isEmpty());
 
         List<List<String>> second = new CopyOnWriteArrayList<>();
         registry.watch("provider", (service, endpoints) -> second.add(ids(endpoints)));
 
-        await().atMost(Duration.ofSeconds(1)).untilAsserted(() -> assertThat(second).containsExactly(List.of("a")));
+        await().atMost(WAIT).untilAsserted(() -> assertThat(second).containsExactly(List.of("a")));
         assertThat(watchRequests).hasSize(1);
     }
 
@@ -175,8 +180,8 @@ class WeftRegistryClientTest {
         Registration registration = registry.register(
                 new Endpoint("provider", "p1", "127.0.0.1", 7001, 1, 0, Map.of()), Duration.ofSeconds(3));
 
-        await().atMost(Duration.ofSeconds(2)).until(() -> registry.health().lastError() != null);
-        await().during(Duration.ofMillis(500)).atMost(Duration.ofSeconds(1)).until(seen::isEmpty);
+        await().atMost(WAIT).until(() -> registry.health().lastError() != null);
+        await().during(Duration.ofMillis(500)).atMost(WAIT).until(seen::isEmpty);
         assertThat(registry.health().connected()).isFalse();
         assertThat(registry.health().lastError()).contains("cannot connect to control plane at 127.0.0.1:" + closedPort);
         assertThat(registration.isRegistered()).isFalse();
