@@ -48,10 +48,7 @@ public final class SidecarConfig {
         public static final String REQUEST_HEAD_TIMEOUT = "10s";
         public static final String IDLE_TIMEOUT = "75s";
         public static final String BODY_TIMEOUT = "60s";
-        /**
-         * Zero trust by default (issue 13, docs/security.md): a sidecar serves the mesh only with a certificate and
-         * refuses plaintext on its inbound port; permissive and off are said on the command line.
-         */
+        /** Zero trust by default (docs/security.md): mesh traffic only with a certificate, no plaintext inbound. */
         public static final String MTLS = "strict";
 
         private Defaults() {}
@@ -178,10 +175,10 @@ public final class SidecarConfig {
         if (mtls == MtlsMode.STRICT && tokenFile == null) {
             // Strict is the default, so this is what a sidecar started without --mtls and a token hears.
             throw new IllegalArgumentException("--mtls strict needs --token-file (a join token from ./weft token"
-                    + " create --service " + service + "): strict, the default,"
-                    + " serves mesh traffic only with a certificate from the control plane (--registry weft://...)"
-                    + ", and refuses plaintext on the inbound port; --mtls permissive serves without one (plaintext"
-                    + " accepted), --mtls off has no TLS at all");
+                    + " create --service " + service + "): strict, the default, serves mesh traffic only with a"
+                    + " certificate from the control plane (--registry weft://...), and refuses plaintext on the"
+                    + " inbound port; --mtls permissive serves without one (plaintext accepted), --mtls off has no"
+                    + " TLS at all");
         }
         if (mtls == MtlsMode.STRICT && meshProtocol == MeshProtocol.HTTP1) {
             throw new IllegalArgumentException("--mtls strict needs --mesh-protocol wmp: the HTTP/1.1 mesh link (kept"
