@@ -65,8 +65,9 @@ final class EtcdCluster implements AutoCloseable {
     static EtcdCluster start(int size, Path dir, Timing timing, Tls tls) throws Exception {
         EtcdCluster cluster = new EtcdCluster(dir, timing, tls);
         try {
+            int[] ports = freePorts(2 * size);
             for (int i = 0; i < size; i++) {
-                cluster.members.add(cluster.new Member(i, freePort(), freePort()));
+                cluster.members.add(cluster.new Member(i, ports[2 * i], ports[2 * i + 1]));
             }
             String initial = cluster.members.stream().map(m -> m.name + "=" + m.peerUrl())
                     .collect(Collectors.joining(","));
@@ -169,9 +170,25 @@ final class EtcdCluster implements AutoCloseable {
         }
     }
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
+    /**
+     * {@code n} distinct ports the OS chose, for etcd, which must be told its ports. All are held open until the last
+     * is chosen: one closed at once may be handed out again by the next pick (a member's peer and client port were
+     * once the same, and etcd failed with "address already in use").
+     */
+    private static int[] freePorts(int n) throws IOException {
+        List<ServerSocket> held = new ArrayList<>();
+        try {
+            int[] ports = new int[n];
+            for (int i = 0; i < n; i++) {
+                ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+                held.add(s);
+                ports[i] = s.getLocalPort();
+            }
+            return ports;
+        } finally {
+            for (ServerSocket s : held) {
+                s.close();
+            }
         }
     }
 
