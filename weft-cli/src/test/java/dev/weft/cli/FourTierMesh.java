@@ -3,9 +3,9 @@ package dev.weft.cli;
 import dev.weft.examples.ConsumerServer;
 import dev.weft.examples.HostPort;
 import dev.weft.examples.ProviderServer;
+import dev.weft.testing.LoopbackPorts;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -74,9 +74,10 @@ final class FourTierMesh implements AutoCloseable {
         c2 = ProviderServer.start(new ProviderServer.Settings(new HostPort("127.0.0.1", 0), "c-2", 200,
                 Duration.ofMillis(20), 1));
         apps.add(c2);
-        int bUp = freePort();
-        int aUp = freePort();
-        int entryUp = freePort();
+        int[] ports = LoopbackPorts.distinct(3);
+        int bUp = ports[0];
+        int aUp = ports[1];
+        int entryUp = ports[2];
         b = relay(bUp);
         ConsumerServer a = relay(aUp);
         entry = relay(entryUp);
@@ -169,12 +170,6 @@ final class FourTierMesh implements AutoCloseable {
         }
         if (failure != null) {
             throw failure;
-        }
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
         }
     }
 }

@@ -1,5 +1,6 @@
 package dev.weft.cli;
 
+import dev.weft.testing.LoopbackPorts;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -7,7 +8,6 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -45,12 +45,6 @@ class SidecarLifecycleTest {
         closeAll(controlPlane);
     }
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
-        }
-    }
-
     private static String control(Path dir, List<ChildJvm> children) throws IOException, InterruptedException {
         ChildJvm control = ChildJvm.start("control", dir, "control", "--listen", "127.0.0.1:0", "--data-dir",
                 dir.resolve("control").toString());
@@ -68,9 +62,10 @@ class SidecarLifecycleTest {
     void aJobsSidecarExitsWhenTheJobDoesWithItsExitCode() throws Exception {
         List<ChildJvm> children = new ArrayList<>();
         try {
-            int upstream = freePort();
+            int[] ports = LoopbackPorts.distinct(2);
+            int upstream = ports[0];
             ChildJvm sidecar = ChildJvm.start("sidecar-job", dir, "sidecar", "--service", "job", "--app",
-                    "127.0.0.1:" + freePort(), "--registry", registry, "--upstream", "provider=127.0.0.1:" + upstream,
+                    "127.0.0.1:" + ports[1], "--registry", registry, "--upstream", "provider=127.0.0.1:" + upstream,
                     "--token-file", ChildJvm.tokenFile(dir, registry, "job").toString(),
                     "--", "sh", "-c", "echo \"job calls provider at $WEFT_UPSTREAM_PROVIDER, args $*\"; sleep 1; exit 3",
                     "job", "--weight", "5");
@@ -92,9 +87,10 @@ class SidecarLifecycleTest {
         Files.writeString(site.resolve("hello.txt"), "hello from the app\n");
         String jwebserver = Path.of(System.getProperty("java.home"), "bin", "jwebserver").toString();
         try {
-            int appPort = freePort();
-            int adminPort = freePort();
-            int inboundPort = freePort();
+            int[] ports = LoopbackPorts.distinct(3);
+            int appPort = ports[0];
+            int adminPort = ports[1];
+            int inboundPort = ports[2];
             ChildJvm sidecar = ChildJvm.start("sidecar-app", dir, "sidecar", "--service", "site", "--app",
                     "127.0.0.1:" + appPort, "--registry", registry, "--admin", "127.0.0.1:" + adminPort,
                     "--token-file", ChildJvm.tokenFile(dir, registry, "site").toString(),

@@ -2,11 +2,10 @@ package dev.weft.registry.etcd;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.weft.testing.LoopbackPorts;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -65,7 +64,7 @@ final class EtcdCluster implements AutoCloseable {
     static EtcdCluster start(int size, Path dir, Timing timing, Tls tls) throws Exception {
         EtcdCluster cluster = new EtcdCluster(dir, timing, tls);
         try {
-            int[] ports = freePorts(2 * size);
+            int[] ports = LoopbackPorts.distinct(2 * size);   // all distinct: a member once got one port twice
             for (int i = 0; i < size; i++) {
                 cluster.members.add(cluster.new Member(i, ports[2 * i], ports[2 * i + 1]));
             }
@@ -167,28 +166,6 @@ final class EtcdCluster implements AutoCloseable {
     public void close() {
         for (Member m : members) {
             m.kill();
-        }
-    }
-
-    /**
-     * {@code n} distinct ports the OS chose, for etcd, which must be told its ports. All are held open until the last
-     * is chosen: one closed at once may be handed out again by the next pick (a member's peer and client port were
-     * once the same, and etcd failed with "address already in use").
-     */
-    private static int[] freePorts(int n) throws IOException {
-        List<ServerSocket> held = new ArrayList<>();
-        try {
-            int[] ports = new int[n];
-            for (int i = 0; i < n; i++) {
-                ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
-                held.add(s);
-                ports[i] = s.getLocalPort();
-            }
-            return ports;
-        } finally {
-            for (ServerSocket s : held) {
-                s.close();
-            }
         }
     }
 
