@@ -130,6 +130,20 @@ public final class PerThread<C> {
         }
     }
 
+    /** Adds one to counters {@code a} and {@code b} of the calling thread's cell: one look-up of the cell for both. */
+    public static void increment(PerThread<long[]> cells, int a, int b) {
+        long[] c = cells.get();
+        if (cells.isShared(c)) {
+            synchronized (c) {
+                add(c, a, 1);
+                add(c, b, 1);
+            }
+        } else {
+            add(c, a, 1);
+            add(c, b, 1);
+        }
+    }
+
     /** Adds to a counter of a cell only its owner writes (or the shared cell, under its monitor). */
     public static void add(long[] cell, int i, long n) {
         LONGS.setOpaque(cell, i, cell[i] + n);

@@ -178,7 +178,7 @@ public final class Observability implements ExchangeObserver, AutoCloseable {
         }
         if (propagation != null) {
             propagation.propagate(headers, x, now);
-            count(x.traceStarted ? TRACES_STARTED : TRACES_CONTINUED, SAMPLED_BY + x.sampleReason);
+            PerThread.increment(counts, x.traceStarted ? TRACES_STARTED : TRACES_CONTINUED, SAMPLED_BY + x.sampleReason);
         }
         return x;
     }
@@ -190,25 +190,7 @@ public final class Observability implements ExchangeObserver, AutoCloseable {
                     .record(x.status, x.durationMicros(), x.bytesIn, x.bytesOut, Math.max(0, x.attempts - 1), x.error);
         }
         AccessLog log = x.direction == Direction.OUTBOUND ? outboundLog : inboundLog;
-        boolean exported = false;
-        if (exporter != null) {
-            if (x.isSampled()) {
-                exported = true;
-            } else if (x.failed() && propagation != null) {
-                // Failures stay visible when their trace was not sampled: this span alone, within its reservoir.
-                if (propagation.sampler().exportError(x.endNanos)) {
-                    x.sampleReason = TraceSampler.ERROR;
-                    exported = true;
-                    count(SAMPLED_BY + TraceSampler.ERROR);
-                } else {
-                    count(ERRORS_CAPPED);
-                }
-            }
-            if (exported) {
-                count(SPANS_SAMPLED);
-                exporter.offer(x, log == null);
-            }
-        }
+        boolean exported = exporter != null && export(x, log == null);
         if (log != null) {
             log.offer(x);
         } else if (!exported) {
@@ -216,22 +198,32 @@ public final class Observability implements ExchangeObserver, AutoCloseable {
         }
     }
 
-    private void count(int counter) {
-        PerThread.add(counts, counter, 1);
+    /**
+     * Hands {@code x} to the exporter when its trace is sampled, or, when it failed unsampled, alone within the
+     * error reservoir, so failures stay visible.
+     *
+     * @param reusable whether nothing else reads {@code x} after the exporter (no access log): it may give it back
+     * @return whether it was handed over
+     */
+    private boolean export(ObservedExchange x, boolean reusable) {
+        if (!x.isSampled()) {
+            if (!x.failed() || propagation == null) {
+                return false;
+            }
+            if (!propagation.sampler().exportError(x.endNanos)) {
+                count(ERRORS_CAPPED);
+                return false;
+            }
+            x.sampleReason = TraceSampler.ERROR;
+            count(SAMPLED_BY + TraceSampler.ERROR);
+        }
+        count(SPANS_SAMPLED);
+        exporter.offer(x, reusable);
+        return true;
     }
 
-    /** Two counters of the same cell: one look-up of the Worker's cell. */
-    private void count(int a, int b) {
-        long[] c = counts.get();
-        if (counts.isShared(c)) {
-            synchronized (c) {
-                PerThread.add(c, a, 1);
-                PerThread.add(c, b, 1);
-            }
-        } else {
-            PerThread.add(c, a, 1);
-            PerThread.add(c, b, 1);
-        }
+    private void count(int counter) {
+        PerThread.add(counts, counter, 1);
     }
 
     private long sum(int counter) {
