@@ -74,8 +74,7 @@ final class SpanExporter implements AutoCloseable {
                  Observability.SpanCredentials credentials) {
         this.endpoint = endpoint;
         this.credentials = credentials;
-        this.target = (endpoint.getRawPath() == null || endpoint.getRawPath().isEmpty() ? "/" : endpoint.getRawPath())
-                + (endpoint.getRawQuery() == null ? "" : "?" + endpoint.getRawQuery());
+        this.target = SmallHttpClient.requestTarget(endpoint);
         this.encoder = encoder;
         this.rings = new PerThread<>(() -> new SpanRing(capacity));
         this.capacity = capacity;

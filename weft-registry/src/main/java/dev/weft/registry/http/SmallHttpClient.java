@@ -72,6 +72,15 @@ import javax.net.ssl.SSLException;
  * {@link HttpContent} is copied out (into a byte array or a line) and released by {@link Exchange#channelRead}.
  */
 public final class SmallHttpClient implements AutoCloseable {
+    /**
+     * The request target this client sends for {@code uri} (path and query, "/" for none): what a signature over a
+     * request must cover to match what the server reads.
+     */
+    public static String requestTarget(URI uri) {
+        String path = uri.getRawPath() == null || uri.getRawPath().isEmpty() ? "/" : uri.getRawPath();
+        return uri.getRawQuery() == null ? path : path + "?" + uri.getRawQuery();
+    }
+
     /** Bodies of whole answers above this fail the call rather than grow without bound. */
     static final int MAX_BODY = 16 * 1024 * 1024;
 
@@ -310,10 +319,7 @@ public final class SmallHttpClient implements AutoCloseable {
         private void attach(Channel ch) {
             channel = ch;
             ch.pipeline().addLast(this);
-            String path = uri.getRawPath() == null || uri.getRawPath().isEmpty() ? "/" : uri.getRawPath();
-            if (uri.getRawQuery() != null) {
-                path += "?" + uri.getRawQuery();
-            }
+            String path = requestTarget(uri);
             // One copy, into a pooled direct buffer the socket writes as is (a heap copy was copied again by Netty
             // into a direct one, and was a fresh array per call: a span batch is hundreds of KB). Copied here, on the
             // event loop, before the call can finish: a caller that reuses its array (the span exporter) may refill
