@@ -153,15 +153,19 @@ abstract class SidecarContract {
 
     @Test
     void conflictingContentLengthAndTransferEncodingAreRejectedNotForwarded() throws Exception {
-        int before = app.served.get();
         try (RawHttp c = new RawHttp(upstreamPort)) {
-            RawHttp.Response r = c.send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n"
+            RawHttp.Response r = c.send("POST /echo?conflicting HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n"
                     + "0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n").read();
             assertThat(r.status()).isEqualTo(400);
             assertThat(r.header("x-weft-error")).isEqualTo("conflicting-framing");
             assertThat(c.closedByPeer()).isTrue();
         }
-        assertThat(app.served.get()).isEqualTo(before);
+        // Counted by exact target, not by the app's total: another test's answer may still be settling its count.
+        // A request sent after the refused one reaches the app only after anything forwarded before it would have.
+        try (RawHttp c = new RawHttp(upstreamPort)) {
+            assertThat(c.send("GET /echo?after-conflicting HTTP/1.1\r\nHost: x\r\n\r\n").read().status()).isEqualTo(200);
+        }
+        assertThat(app.arrived).doesNotContainKeys("POST /echo?conflicting", "GET /smuggled");
     }
 
     @Test

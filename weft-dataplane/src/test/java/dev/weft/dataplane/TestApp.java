@@ -34,6 +34,11 @@ final class TestApp implements AutoCloseable {
     final Map<String, List<String>> lastHeaders = new ConcurrentHashMap<>();
     /** Requests served by the x-weft-caller they came with ("-" for none): what reached the app, by caller. */
     final Map<String, AtomicInteger> servedByCaller = new ConcurrentHashMap<>();
+    /**
+     * Requests that reached the app by method and target ("POST /echo?x"), counted on arrival: a test asks whether one
+     * exact request got through without racing the other tests' answers, which {@link #served} counts after writing.
+     */
+    final Map<String, AtomicInteger> arrived = new ConcurrentHashMap<>();
     /** When non-zero, every answer has this status (a failing instance, for resilience tests). */
     volatile int forcedStatus;
     /** Header fields sent with every {@link #forcedStatus} answer (what an app may claim, for trust tests). */
@@ -68,6 +73,7 @@ final class TestApp implements AutoCloseable {
             ex.getRequestHeaders().forEach((k, v) -> lastHeaders.put(k.toLowerCase(), v));
             String caller = ex.getRequestHeaders().getFirst("x-weft-caller");
             servedByCaller.computeIfAbsent(caller == null ? "-" : caller, c -> new AtomicInteger()).incrementAndGet();
+            arrived.computeIfAbsent(ex.getRequestMethod() + " " + ex.getRequestURI(), t -> new AtomicInteger()).incrementAndGet();
             String path = ex.getRequestURI().getPath();
             String q = ex.getRequestURI().getQuery();
             long count = 0;
