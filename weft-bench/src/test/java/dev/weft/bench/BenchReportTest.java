@@ -58,8 +58,10 @@ class BenchReportTest {
                 .contains("### Protocol on the sidecar link: WMP vs HTTP/1.1")
                 .contains("| default | 512 | 150 | 300 | 50% |")
                 .contains("capacities 100/200/300 in flight")
-                .contains("| mesh 512: Weft QPS ≥ best of nginx, HAProxy | Weft 7000; nginx n/a; HAProxy 7500 | **no** |")
-                .contains("| mesh 512: Weft proxy CPU µs/req ≤ HAProxy's | 45.0 vs 50.0 | yes |")
+                .contains("| mesh 512: Weft QPS ≥ best of nginx, HAProxy | Weft 7000; nginx n/a; HAProxy 7500; weft"
+                        + " against haproxy by round: -7%, -7%, -7% | **no** |")
+                .contains("| mesh 512: Weft proxy CPU µs/req ≤ HAProxy's | 45.0 vs 50.0; weft against haproxy by round:"
+                        + " -10%, -10%, -10% | yes |")
                 .contains("| WMP ≥ 40% fewer bytes/request than HTTP/1.1 on the link | 150 vs 300 B (50% fewer) | yes |")
                 // Issue 15's target, with the peak of each role (VmHWM), the larger of which decides.
                 .contains("| peak RSS (VmHWM) per sidecar ≤ 64 MiB (stretch 48) at 512 connections | consumer side "
@@ -119,6 +121,22 @@ class BenchReportTest {
                 .contains("| weft-off | 1 | WMP, plaintext (--mtls off) |");
         assertThat(dir.resolve("rounds.csv")).content().contains(",tls_handshakes_per_s,error\n")
                 .contains("hop,weft-mtls,1,2,512,");
+    }
+
+    @Test
+    void targetsPairThePlanesRoundByRoundSoThatAMachineThatSlowedDownShowsAsSuch() {
+        // The machine lost a third of its speed in round 3: the medians mix its states, the pairs do not.
+        BenchReport report = new BenchReport(settings(), "test machine");
+        report.addAll(List.of(row("weft", 1, 512, 10000, 80, 80, 150), row("weft-bare", 1, 512, 10500, 80, 74, 150),
+                row("weft", 2, 512, 9000, 90, 90, 150), row("weft-bare", 2, 512, 9500, 85, 80, 150),
+                row("weft", 3, 512, 6000, 140, 135, 150), row("weft-bare", 3, 512, 6300, 140, 136, 150)));
+        assertThat(report.markdown())
+                .contains("| observability: proxy CPU µs/req with tracing and metrics within 5% of both off, at 512 | 90.0"
+                        + " vs 80.0 (13% more); weft against weft-bare by round: +8%, +13%, -1% | **no** |")
+                .contains("weft against weft-bare by round: -5%, -5%, -5% | **no** |");
+        BenchReport one = new BenchReport(settings(), "test machine");
+        one.addAll(List.of(row("weft", 1, 512, 7000, 120, 45, 150), row("haproxy", 1, 512, 7500, 110, 50, 350)));
+        assertThat(one.markdown()).as("one round: nothing to pair").doesNotContain("by round");
     }
 
     @Test
