@@ -4,6 +4,7 @@ import dev.weft.registry.Endpoint;
 
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 
@@ -32,8 +33,12 @@ public interface ControlBackend extends AutoCloseable {
 
     record ServiceList(long revision, List<ServiceSummary> services) {}
 
-    /** @param endpoints "service/id" of each endpoint bound to the lease */
-    record LeaseInfo(String id, long ttlMillis, long remainingMillis, List<String> endpoints) {}
+    /**
+     * @param endpoints "service/id" of each endpoint bound to the lease
+     * @param owner     the service of the sidecar that took the lease, as recorded at grant; null when none was
+     *                  (the operator took it, a sidecar on {@code etcd://} did, or an older control plane wrote it)
+     */
+    record LeaseInfo(String id, long ttlMillis, long remainingMillis, List<String> endpoints, String owner) {}
 
     /** Every policy document (name → YAML text) as of {@code revision}. */
     record Policies(long revision, Map<String, String> policies) {}
@@ -67,7 +72,14 @@ public interface ControlBackend extends AutoCloseable {
         return ControlJson.line(ControlJson.SnapshotMessage.of(snapshot));
     }
 
-    CompletableFuture<LeaseGrant> grantLease(long ttlMillis);
+    /**
+     * Grants a lease and records its owner with it, in the store, for as long as the lease lives: so that who owns a
+     * lease survives a restart of the control plane and is known to every control plane on the same store.
+     *
+     * @param owner the service of the sidecar taking it, or null (the operator: then the lease belongs to the
+     *              service its endpoints name, docs/security.md "Leases are owned")
+     */
+    CompletableFuture<LeaseGrant> grantLease(long ttlMillis, String owner);
 
     CompletableFuture<KeepAlive> keepAlive(String leaseId);
 
@@ -83,6 +95,12 @@ public interface ControlBackend extends AutoCloseable {
     CompletableFuture<ServiceList> services();
 
     CompletableFuture<List<LeaseInfo>> leases();
+
+    /**
+     * One lease, read by its id (never by listing every lease): empty when no live lease has that id. A lease granted
+     * but holding no endpoints is found too.
+     */
+    CompletableFuture<Optional<LeaseInfo>> lease(String leaseId);
 
     /** Reads the counts from the store; fails with 503 "registry-unavailable" when it does not answer. */
     CompletableFuture<Counts> counts();

@@ -152,8 +152,10 @@ final class ControlHttpHandler extends SimpleChannelInboundHandler<FullHttpReque
                         if (r.ttlMillis() == null) {
                             throw ControlException.badRequest("missing field 'ttlMillis' (expected e.g. {\"ttlMillis\": 3000})");
                         }
-                        reply(ctx, store.grantLease(r.ttlMillis()).thenApply(g -> {
-                            leaseOwners.granted(g.leaseId(), caller);
+                        // A sidecar's service (null for the operator), kept with the lease in the store.
+                        String owner = caller == null ? null : caller.service();
+                        reply(ctx, store.grantLease(r.ttlMillis(), owner).thenApply(g -> {
+                            leaseOwners.granted(g.leaseId(), owner);
                             return g;
                         }), Function.identity(), keepAlive);
                     }
@@ -227,8 +229,11 @@ final class ControlHttpHandler extends SimpleChannelInboundHandler<FullHttpReque
         Map<String, String> params = new java.util.HashMap<>();
         uri.parameters().forEach((k, v) -> params.put(k, v.isEmpty() ? "" : v.getFirst()));
         byte[] body = io.netty.buffer.ByteBufUtil.getBytes(req.content());
+        // A sidecar's post keeps only its own service's spans; the operator's (service null) and a loopback one (no
+        // caller) keep all.
+        ApiCallers.Caller caller = ctx.channel().attr(ApiGuard.CALLER).get();
         traces.handle(req.method().name(), p.subList(2, p.size()), params, body,
-                        req.headers().get(HttpHeaderNames.CONTENT_ENCODING))
+                        req.headers().get(HttpHeaderNames.CONTENT_ENCODING), caller == null ? null : caller.service())
                 .whenComplete((answer, error) -> {
                     TraceApi.Answer a = error == null ? answer : new TraceApi.Answer(500,
                             ControlJson.bytes(new ControlJson.Error("internal error: " + error, "internal")));
@@ -299,7 +304,8 @@ final class ControlHttpHandler extends SimpleChannelInboundHandler<FullHttpReque
                 + " take them (etcd unreachable, disk full).\n"
                 + "# TYPE weft_control_registry_errors_total counter\n"
                 + "weft_control_registry_errors_total" + label + " " + c.errors() + "\n"
-                + (authority == null ? "" : authority.metricsText()) + dashboardMetrics.get();
+                + (authority == null ? "" : authority.metricsText()) + (traces == null ? "" : traces.metricsText())
+                + dashboardMetrics.get();
         byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
         FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK,
                 Unpooled.wrappedBuffer(bytes));

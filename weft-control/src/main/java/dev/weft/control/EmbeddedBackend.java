@@ -5,6 +5,7 @@ import dev.weft.registry.Endpoint;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -44,8 +45,8 @@ final class EmbeddedBackend implements ControlBackend {
     }
 
     @Override
-    public CompletableFuture<LeaseGrant> grantLease(long ttlMillis) {
-        return registry.grantLease(ttlMillis);
+    public CompletableFuture<LeaseGrant> grantLease(long ttlMillis, String owner) {
+        return registry.grantLease(ttlMillis, owner);
     }
 
     @Override
@@ -81,6 +82,11 @@ final class EmbeddedBackend implements ControlBackend {
     @Override
     public CompletableFuture<List<LeaseInfo>> leases() {
         return registry.leases();
+    }
+
+    @Override
+    public CompletableFuture<Optional<LeaseInfo>> lease(String leaseId) {
+        return registry.lease(leaseId);
     }
 
     @Override

@@ -15,14 +15,17 @@ import java.util.concurrent.CompletableFuture;
  * {@code not-lease-owner}, counted in {@code weft_control_refused_total}. Without this, a sidecar that learned another
  * service's lease id (from {@code GET /v1/leases}, say) could revoke it and take that service's endpoints down.
  *
- * <p>A sidecar's lease is recorded at grant, in this process's memory: leases live at most minutes and a sidecar
- * takes a new one when its old one is gone, so nothing is worth persisting. Any other lease (the operator's, or one
- * this control plane did not grant: it restarted, or a peer on the same etcd granted it) gets the owner its endpoints
- * name, read once from the store's lease list: the one service of its endpoints, or only the operator when they name
- * several (only an operator's lease can). A lease with no endpoints and no recorded owner is claimed by the first
- * caller that binds an endpoint to it; renewing or revoking it before that harms nobody, and is let through.
+ * <p>A sidecar's service is written into the store with its lease at grant ({@link ControlBackend#grantLease}: the
+ * data dir's state file, or a key bound to the etcd lease), so ownership survives a restart of the control plane and
+ * holds across control planes on one etcd. A cache sits in front, filled at grant and on a miss from one look-up of
+ * the lease by its id ({@link ControlBackend#lease}), never a list of every lease. A lease with no recorded owner (the
+ * operator took it, a sidecar on {@code etcd://} did, or a state file from before owners were recorded holds it)
+ * belongs to the service its endpoints name: the one service of its endpoints, or only the operator when they name
+ * several (only an operator's lease can). Such a lease with no endpoints yet is claimed by the first caller that binds
+ * an endpoint to it (a claim kept in this cache only: once bound, the endpoint says the same to any control plane);
+ * renewing or revoking it before that harms nobody, and is let through.
  *
- * <p>Thread: any (event loops and the store's thread); the cache is thread-safe and the rest immutable.
+ * <p>Thread: any (event loops and the store's threads); the cache is thread-safe and the rest immutable.
  */
 final class LeaseOwners {
     /** The owner of a lease whose endpoints name several services: only the operator binds such a lease. */
@@ -42,12 +45,14 @@ final class LeaseOwners {
     }
 
     /**
-     * Records who took {@code leaseId}: a sidecar's service. A lease the operator took gets no owner here: it belongs
-     * to the service its first endpoint is bound for (the operator registering for a service, or a test's fixture).
+     * Puts the owner the store now holds for {@code leaseId} in front of it, so its first renewal reads nothing.
+     *
+     * @param owner the service of the sidecar that took it; null for the operator: such a lease belongs to the service
+     *              its first endpoint is bound for (the operator registering for a service, or a test's fixture)
      */
-    void granted(String leaseId, ApiCallers.Caller caller) {
-        if (caller != null && !caller.operator()) {
-            owners.put(leaseId, caller.service());
+    void granted(String leaseId, String owner) {
+        if (owner != null) {
+            owners.put(leaseId, owner);
         }
     }
 
@@ -70,16 +75,10 @@ final class LeaseOwners {
             return owner.equals(caller.service()) ? ALLOWED : CompletableFuture.failedFuture(refuse(owner,
                     caller, leaseId, action));
         }
-        return store.leases().thenApply(all -> {
-            String found = null;
-            for (ControlBackend.LeaseInfo lease : all) {
-                if (lease.id().equals(leaseId)) {
-                    found = ownerOf(lease);
-                    if (found == null && claim) {
-                        found = caller.service();
-                    }
-                    break;
-                }
+        return store.lease(leaseId).thenApply(lease -> {
+            String found = lease.map(LeaseOwners::ownerOf).orElse(null);
+            if (found == null && claim && lease.isPresent()) {
+                found = caller.service();
             }
             if (found == null) {
                 return null;   // unknown (the store answers 404) or unowned and not claimed: nothing to protect
@@ -92,8 +91,14 @@ final class LeaseOwners {
         });
     }
 
-    /** The service every endpoint of {@code lease} belongs to; the operator when several; null when none. */
+    /**
+     * The owner recorded at grant; else the service every endpoint of {@code lease} belongs to, the operator when
+     * several, null when none.
+     */
     private static String ownerOf(ControlBackend.LeaseInfo lease) {
+        if (lease.owner() != null) {
+            return lease.owner();
+        }
         Set<String> services = new TreeSet<>();
         for (String endpoint : lease.endpoints()) {
             int slash = endpoint.indexOf('/');

@@ -39,13 +39,16 @@ final class RegistryState {
     private static final class Lease {
         final String id;
         final long ttlMillis;
+        /** The service of the sidecar that took it; null for the operator's, or one restored from an older file. */
+        final String owner;
         long expiresAtNanos;
         // Insertion ordered so listings read in registration order.
         final Set<EndpointKey> endpoints = new LinkedHashSet<>();
 
-        Lease(String id, long ttlMillis, long expiresAtNanos) {
+        Lease(String id, long ttlMillis, String owner, long expiresAtNanos) {
             this.id = id;
             this.ttlMillis = ttlMillis;
+            this.owner = owner;
             this.expiresAtNanos = expiresAtNanos;
         }
 
@@ -74,11 +77,16 @@ final class RegistryState {
     }
 
     void grantLease(String id, long ttlMillis, long nowNanos) {
+        grantLease(id, ttlMillis, null, nowNanos);
+    }
+
+    /** @param owner the service of the sidecar taking the lease, or null (the operator) */
+    void grantLease(String id, long ttlMillis, String owner, long nowNanos) {
         checkTtl(ttlMillis);
         if (leases.containsKey(id)) {
             throw new IllegalStateException("duplicate lease id " + id);
         }
-        leases.put(id, new Lease(id, ttlMillis, nowNanos + TimeUnit.MILLISECONDS.toNanos(ttlMillis)));
+        leases.put(id, new Lease(id, ttlMillis, owner, nowNanos + TimeUnit.MILLISECONDS.toNanos(ttlMillis)));
     }
 
     /**
@@ -230,19 +238,29 @@ final class RegistryState {
     List<ControlBackend.LeaseInfo> leases(long nowNanos) {
         List<ControlBackend.LeaseInfo> out = new ArrayList<>();
         for (Lease lease : leases.values()) {
-            long remaining = Math.max(0, TimeUnit.NANOSECONDS.toMillis(lease.expiresAtNanos - nowNanos));
-            out.add(new ControlBackend.LeaseInfo(lease.id, lease.ttlMillis, remaining,
-                    lease.endpoints.stream().map(k -> k.service() + "/" + k.id()).toList()));
+            out.add(info(lease, nowNanos));
         }
         out.sort((a, b) -> a.id().compareTo(b.id()));
         return out;
+    }
+
+    /** The live lease with this id, or null (unknown, or past its expiry and not swept yet). */
+    ControlBackend.LeaseInfo lease(String id, long nowNanos) {
+        Lease lease = leases.get(id);
+        return lease == null || lease.expired(nowNanos) ? null : info(lease, nowNanos);
+    }
+
+    private static ControlBackend.LeaseInfo info(Lease lease, long nowNanos) {
+        long remaining = Math.max(0, TimeUnit.NANOSECONDS.toMillis(lease.expiresAtNanos - nowNanos));
+        return new ControlBackend.LeaseInfo(lease.id, lease.ttlMillis, remaining,
+                lease.endpoints.stream().map(k -> k.service() + "/" + k.id()).toList(), lease.owner);
     }
 
     // --- persistence ---
 
     StateFile.Persisted toPersisted() {
         List<StateFile.PersistedLease> ls = new ArrayList<>();
-        leases.values().forEach(l -> ls.add(new StateFile.PersistedLease(l.id, l.ttlMillis)));
+        leases.values().forEach(l -> ls.add(new StateFile.PersistedLease(l.id, l.ttlMillis, l.owner)));
         ls.sort((a, b) -> a.id().compareTo(b.id()));
         List<StateFile.PersistedService> ss = new ArrayList<>();
         services.forEach((name, e) -> ss.add(new StateFile.PersistedService(name, e.revision,
@@ -259,7 +277,8 @@ final class RegistryState {
         RegistryState state = new RegistryState();
         state.revision = persisted.revision();
         for (StateFile.PersistedLease l : persisted.leases()) {
-            state.leases.put(l.id(), new Lease(l.id(), l.ttlMillis(),
+            // A file written before owners were recorded has none: such a lease belongs to its endpoints' service.
+            state.leases.put(l.id(), new Lease(l.id(), l.ttlMillis(), l.owner(),
                     nowNanos + TimeUnit.MILLISECONDS.toNanos(l.ttlMillis())));
         }
         for (StateFile.PersistedService s : persisted.services()) {

@@ -16,6 +16,7 @@ import java.util.HexFormat;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
@@ -118,10 +119,15 @@ final class RegistryStore implements AutoCloseable {
     // --- operations: callable from any thread, run on the store thread ---
 
     CompletableFuture<ControlBackend.LeaseGrant> grantLease(long ttlMillis) {
+        return grantLease(ttlMillis, null);
+    }
+
+    /** @param owner the service of the sidecar taking it, or null; persisted with the lease (LeaseOwners reads it) */
+    CompletableFuture<ControlBackend.LeaseGrant> grantLease(long ttlMillis, String owner) {
         return submit(() -> {
             RegistryState.checkTtl(ttlMillis);
             String id = newLeaseId();
-            state.grantLease(id, ttlMillis, nanoClock.getAsLong());
+            state.grantLease(id, ttlMillis, owner, nanoClock.getAsLong());
             commit();
             return new ControlBackend.LeaseGrant(id, ttlMillis);
         });
@@ -180,6 +186,10 @@ final class RegistryStore implements AutoCloseable {
 
     CompletableFuture<List<ControlBackend.LeaseInfo>> leases() {
         return submit(() -> state.leases(nanoClock.getAsLong()));
+    }
+
+    CompletableFuture<Optional<ControlBackend.LeaseInfo>> lease(String leaseId) {
+        return submit(() -> Optional.ofNullable(state.lease(leaseId, nanoClock.getAsLong())));
     }
 
     CompletableFuture<Long> revision() {

@@ -39,7 +39,11 @@ final class StateFile {
         }
     }
 
-    record PersistedLease(String id, long ttlMillis) {}
+    /**
+     * @param owner the service of the sidecar that took the lease; null for the operator's, and absent from files
+     *              written before owners were recorded (they load as null)
+     */
+    record PersistedLease(String id, long ttlMillis, String owner) {}
 
     record PersistedService(String name, long revision, List<PersistedEndpoint> endpoints) {
         PersistedService {

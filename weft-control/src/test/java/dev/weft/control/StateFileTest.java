@@ -20,7 +20,7 @@ class StateFileTest {
     private static StateFile.Persisted sample(long revision) {
         Endpoint p1 = new Endpoint("provider", "p1", "127.0.0.1", 7001, 2, 10, Map.of("zone", "a"));
         return new StateFile.Persisted(StateFile.FORMAT, revision,
-                List.of(new StateFile.PersistedLease("L1", 3000)),
+                List.of(new StateFile.PersistedLease("L1", 3000, "provider")),
                 List.of(new StateFile.PersistedService("provider", revision,
                         List.of(new StateFile.PersistedEndpoint(p1, "L1")))));
     }
@@ -32,6 +32,23 @@ class StateFileTest {
         file.save(sample(7));
 
         assertThat(file.load()).contains(sample(7));
+    }
+
+    @Test
+    void a_state_file_written_before_lease_owners_were_recorded_loads_with_no_owner() throws IOException {
+        Files.writeString(dir.resolve(StateFile.NAME), """
+                {"format": 1, "revision": 4, "leases": [{"id": "L1", "ttlMillis": 3000}],
+                 "services": [{"name": "provider", "revision": 4, "endpoints": [{"endpoint": {"service": "provider",
+                   "id": "p1", "host": "127.0.0.1", "port": 7001, "weight": 1, "capacity": 0, "metadata": {}},
+                   "leaseId": "L1"}]}]}
+                """);
+
+        StateFile.Persisted loaded = new StateFile(dir).load().orElseThrow();
+
+        assertThat(loaded.leases()).containsExactly(new StateFile.PersistedLease("L1", 3000, null));
+        ControlBackend.LeaseInfo lease = RegistryState.restore(loaded, 0).lease("L1", 0);
+        assertThat(lease.owner()).as("owned by its endpoints' service, as before (LeaseOwners)").isNull();
+        assertThat(lease.endpoints()).containsExactly("provider/p1");
     }
 
     @Test

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -67,16 +68,50 @@ public final class SpanStore {
     }
 
     /**
-     * Parses and stores one posted batch (a JSON array of Zipkin v2 spans); a malformed batch is refused whole.
+     * Parses and stores one posted batch (a JSON array of Zipkin v2 spans), unchecked: a malformed batch is refused
+     * whole.
      *
      * @throws IllegalArgumentException naming what was wrong, for a 400 answer
      */
     public void add(byte[] body) {
+        add(body, null);
+    }
+
+    /**
+     * Parses one posted batch and stores the spans {@code sender} may post: those whose own service (the
+     * {@code localEndpoint.serviceName}, lower-cased as the store keeps every service name) is the sender's. A
+     * malformed batch is refused whole.
+     *
+     * <p>The check costs an int comparison per span: the sender's name is looked up once per batch in the
+     * {@link NameTable} the parser already put each span's service into (after parsing, so it is there whenever a
+     * span of the batch names it), and each span's service is already that table's id.
+     *
+     * @param sender the service whose sidecar proved itself for this post, or null to store every span (the operator,
+     *               or a post from loopback, which is not checked: docs/security.md)
+     * @return how many spans were not stored because they name another service than {@code sender} (or none)
+     * @throws IllegalArgumentException naming what was wrong, for a 400 answer
+     */
+    public int add(byte[] body, String sender) {
         batch.parse(body, names);
         try {
-            for (int i = 0; i < batch.size; i++) {
-                add(i);
+            if (sender == null) {
+                for (int i = 0; i < batch.size; i++) {
+                    add(i);
+                }
+                return 0;
             }
+            // -1 when no span of the batch (nor any stored) names the sender: then every span names another service,
+            // a span without a service included (its local id is -1 too, hence the separate test).
+            int own = names.find(sender.toLowerCase(Locale.ROOT));
+            int refused = 0;
+            for (int i = 0; i < batch.size; i++) {
+                if (own >= 0 && batch.local[i] == own) {
+                    add(i);
+                } else {
+                    refused++;
+                }
+            }
+            return refused;
         } finally {
             batch.release();
         }

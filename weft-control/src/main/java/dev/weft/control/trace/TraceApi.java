@@ -15,6 +15,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.zip.GZIPInputStream;
 
 /**
@@ -22,7 +23,8 @@ import java.util.zip.GZIPInputStream;
  * Zipkin-instrumented apps, {@code ./weft trace} and Zipkin-compatible tools use.
  *
  * <pre>
- *   POST /api/v2/spans                      a JSON array of Zipkin v2 spans (gzip accepted)  → 202
+ *   POST /api/v2/spans                      a JSON array of Zipkin v2 spans (gzip accepted)  → 202 (with a body
+ *                                           counting the spans refused, when some were: {@link #SPAN_NOT_SENDERS})
  *   GET  /api/v2/services                   service names
  *   GET  /api/v2/spans?serviceName=S        span names of S
  *   GET  /api/v2/remoteServices?serviceName=S
@@ -43,12 +45,21 @@ public final class TraceApi implements AutoCloseable {
     private static final int QUEUE = 64;
     private static final ObjectMapper MAPPER = new ObjectMapper();
 
-    /** An HTTP answer: status and JSON body (empty for 202). */
+    /**
+     * Why a posted span was not stored: a sidecar proven to be of service S posted a span whose own service
+     * ({@code localEndpoint.serviceName}) is not S. The {@code reason} of {@code weft_control_spans_refused_total}
+     * and the {@code code} of the post's answer.
+     */
+    public static final String SPAN_NOT_SENDERS = "span-not-senders";
+
+    /** An HTTP answer: status and JSON body (empty for a 202 that stored every span). */
     public record Answer(int status, byte[] json) {}
 
     private final SpanStore store;
     private final ThreadPoolExecutor thread;
-    private final java.util.concurrent.atomic.LongAdder rejectedBatches = new java.util.concurrent.atomic.LongAdder();
+    private final LongAdder rejectedBatches = new LongAdder();
+    /** Added to on the spans thread, read by /metrics on an event loop. */
+    private final LongAdder refusedNotSenders = new LongAdder();
 
     public TraceApi(int maxSpans) {
         this.store = new SpanStore(maxSpans);
@@ -62,13 +73,15 @@ public final class TraceApi implements AutoCloseable {
      * @param path     segments after {@code /api/v2}
      * @param params   query parameters (first value of each)
      * @param encoding the request's Content-Encoding, or null
+     * @param sender   for a post: the service of the sidecar whose credentials it carries, whose spans alone are
+     *                 stored; null stores every span (the operator, or a post from loopback: docs/security.md)
      */
     public CompletableFuture<Answer> handle(String method, List<String> path, Map<String, String> params, byte[] body,
-                                            String encoding) {
+                                            String encoding, String sender) {
         try {
             return CompletableFuture.supplyAsync(() -> {
                 try {
-                    return route(method, path, params, body, encoding);
+                    return route(method, path, params, body, encoding, sender);
                 } catch (IllegalArgumentException e) {
                     return error(400, "bad-request", e.getMessage());
                 }
@@ -92,12 +105,25 @@ public final class TraceApi implements AutoCloseable {
         }
     }
 
-    private Answer route(String method, List<String> path, Map<String, String> params, byte[] body, String encoding) {
+    private Answer route(String method, List<String> path, Map<String, String> params, byte[] body, String encoding,
+                         String sender) {
         String what = path.isEmpty() ? "" : path.getFirst();
         if (method.equals("POST")) {
             if (path.size() == 1 && what.equals("spans")) {
-                store.add(decode(body, encoding));
-                return new Answer(202, new byte[0]);
+                int refused = store.add(decode(body, encoding), sender);
+                if (refused == 0) {
+                    return new Answer(202, new byte[0]);
+                }
+                // Still 202: the sender's own spans were stored, and a sidecar's exporter counts any 2xx as sent and
+                // never posts a batch twice; the body says what was left out, and why.
+                refusedNotSenders.add(refused);
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("refused", refused);
+                m.put("code", SPAN_NOT_SENDERS);
+                m.put("error", refused + " span(s) of this batch were not stored: their localEndpoint.serviceName is"
+                        + " not '" + sender + "', the service whose credentials posted them (a sidecar posts only its"
+                        + " own service's spans; the operator token posts any)");
+                return new Answer(202, json(m).json());
             }
             return error(405, "method-not-allowed", "POST is only accepted on /api/v2/spans");
         }
@@ -155,6 +181,7 @@ public final class TraceApi implements AutoCloseable {
                     m.put("droppedOverTraceLimit", store.droppedOverTraceLimit());
                     m.put("droppedTooLarge", store.droppedTooLarge());
                     m.put("rejectedBatches", rejectedBatches.sum());
+                    m.put("refusedNotSenders", refusedNotSenders.sum());
                     return json(m);
                 }
                 return notFound();
@@ -163,6 +190,15 @@ public final class TraceApi implements AutoCloseable {
                 return notFound();
             }
         }
+    }
+
+    /** The collector's counters for the control plane's {@code /metrics}; any thread. */
+    public String metricsText() {
+        return "# HELP weft_control_spans_refused_total Posted spans not stored, by reason (" + SPAN_NOT_SENDERS
+                + ": a span whose localEndpoint.serviceName is not the service of the sidecar that posted it).\n"
+                + "# TYPE weft_control_spans_refused_total counter\n"
+                + "weft_control_spans_refused_total{reason=\"" + SPAN_NOT_SENDERS + "\"} " + refusedNotSenders.sum()
+                + "\n";
     }
 
     private List<SpanStore.Trace> queryTraces(Map<String, String> params) {

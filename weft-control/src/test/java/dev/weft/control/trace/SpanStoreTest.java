@@ -165,6 +165,31 @@ class SpanStoreTest {
     }
 
     @Test
+    void aCheckedBatchKeepsOnlyTheSendersOwnSpansAndCountsTheOthers() {
+        SpanStore store = new SpanStore(100);
+        String noService = "{\"traceId\":\"" + Spans.traceId(3) + "\",\"id\":\"" + Spans.spanId(9)
+                + "\",\"name\":\"get\",\"timestamp\":" + T + ",\"duration\":5}";
+        byte[] batch = parse(Spans.array(
+                Spans.span(Spans.traceId(1), Spans.spanId(1), null, "CLIENT", "Consumer", "provider", T, 5, false),
+                Spans.span(Spans.traceId(1), Spans.spanId(2), Spans.spanId(1), "SERVER", "provider", null, T, 4,
+                        false),
+                Spans.span(Spans.traceId(2), Spans.spanId(3), null, "CLIENT", "consumer", "billing", T, 5, false),
+                noService));
+
+        assertThat(store.add(batch, "consumer")).as("the provider's span and the one naming no service").isEqualTo(2);
+
+        assertThat(store.accepted()).isEqualTo(2);
+        assertThat(store.services()).containsExactly("consumer");
+        assertThat(store.trace(Spans.traceId(1)).spans()).hasSize(1);
+        assertThat(store.trace(Spans.traceId(3))).isNull();
+        assertThat(store.nameCount()).as("the refused spans' names are given back (SERVER, get): post, CLIENT,"
+                + " consumer, and provider and billing as remote services remain").isEqualTo(5);
+        assertThat(store.add(batch, "billing")).as("a sender no span names: every span is refused").isEqualTo(4);
+        assertThat(store.add(batch, null)).as("unchecked: every span stored").isZero();
+        assertThat(store.accepted()).isEqualTo(6);
+    }
+
+    @Test
     void sixteenAndThirtyTwoDigitTraceIdsAreFoundAsTheyWereSent() {
         SpanStore store = new SpanStore(100);
         store.add(parse(Spans.array(Spans.span("00F067AA0BA902B7", Spans.spanId(1), null, "CLIENT", "a", "b", T, 5,

@@ -15,10 +15,12 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.SortedMap;
 import java.util.TreeMap;
@@ -39,7 +41,9 @@ import java.util.function.Supplier;
  * {@code etcdctl get --prefix /weft/v1/} shows what {@code GET /v1/services} does.
  *
  * <ul>
- *   <li>A lease is an etcd lease (TTL rounded up to whole seconds); its id is the etcd lease id in hex.</li>
+ *   <li>A lease is an etcd lease (TTL rounded up to whole seconds); its id is the etcd lease id in hex. The service
+ *       of the sidecar that took it is a key bound to the same lease ({@link KeyLayout#leaseOwnerKey}), so it is
+ *       gone with the lease and every control plane on this etcd reads the same owner, by the lease's id.</li>
  *   <li>PUT endpoint is a put of the endpoint's key bound to that lease; keepalive is one etcd keep-alive.</li>
  *   <li>A watch stream is fed by the shared etcd watch of the service ({@link ServiceWatch}), its revisions are etcd
  *       revisions; a watcher always gets the current list first (the client drops a list it already has).</li>
@@ -47,10 +51,10 @@ import java.util.function.Supplier;
  *       poll; the mirror's revision is the etcd revision of the last change.</li>
  * </ul>
  *
- * <p>The control plane holds no state of its own: it can restart, or several can serve the same etcd, and sidecars
- * see no difference. Failures: an operation etcd could not take completes with 503 "registry-unavailable" naming etcd
- * and the cause (counted in {@link #connectivity()}, hence {@code /metrics}); one it refused with 404
- * "unknown-lease" (lease expired) or 502 "registry-refused" (permissions, for instance).
+ * <p>The control plane holds no state of its own (lease owners included): it can restart, or several can serve the
+ * same etcd, and sidecars see no difference. Failures: an operation etcd could not take completes with 503
+ * "registry-unavailable" naming etcd and the cause (counted in {@link #connectivity()}, hence {@code /metrics}); one
+ * it refused with 404 "unknown-lease" (lease expired) or 502 "registry-refused" (permissions, for instance).
  *
  * <p>Threading: every method returns at once; jetcd completes the futures on its own threads, and watch and policy
  * deliveries come from the {@link EtcdRegistry}'s event thread and the policy watch's virtual thread. The only state
@@ -117,15 +121,33 @@ final class EtcdControlBackend implements ControlBackend {
 
     // --- leases and endpoints ---
 
+    /**
+     * Grants the etcd lease, then puts the owner's key bound to it. Two calls, not atomic (a grant is no KV operation
+     * a transaction could hold): when the owner's key cannot be written the lease is revoked (best effort) and the
+     * grant fails, so no sidecar holds a lease whose owner is not recorded.
+     */
     @Override
-    public CompletableFuture<LeaseGrant> grantLease(long ttlMillis) {
+    public CompletableFuture<LeaseGrant> grantLease(long ttlMillis, String owner) {
         if (ttlMillis < MIN_TTL_MILLIS || ttlMillis > MAX_TTL_MILLIS) {
             return CompletableFuture.failedFuture(ControlException.badRequest("ttlMillis out of range: " + ttlMillis
                     + " (expected " + MIN_TTL_MILLIS + ".." + MAX_TTL_MILLIS + ")"));
         }
         long seconds = Math.max(1, (ttlMillis + 999) / 1000);
-        return call("grant lease", () -> etcd.client().getLeaseClient().grant(seconds))
-                .thenApply(g -> new LeaseGrant(hex(g.getID()), TimeUnit.SECONDS.toMillis(g.getTTL())));
+        return call("grant lease", () -> etcd.client().getLeaseClient().grant(seconds)).thenCompose(g -> {
+            LeaseGrant granted = new LeaseGrant(KeyLayout.leaseId(g.getID()), TimeUnit.SECONDS.toMillis(g.getTTL()));
+            if (owner == null) {
+                return CompletableFuture.completedFuture(granted);
+            }
+            return call("record the owner of lease " + granted.leaseId(), () -> etcd.client().getKVClient()
+                    .put(etcd.keys.leaseOwnerKey(granted.leaseId()), bytes(owner),
+                            PutOption.builder().withLeaseId(g.getID()).build()), granted.leaseId())
+                    .whenComplete((put, error) -> {
+                        if (error != null) {
+                            etcd.call(() -> etcd.client().getLeaseClient().revoke(g.getID()));
+                        }
+                    })
+                    .thenApply(put -> granted);
+        });
     }
 
     @Override
@@ -139,7 +161,7 @@ final class EtcdControlBackend implements ControlBackend {
                         throw ControlException.unknownLease(leaseId);
                     }
                     return new KeepAlive(leaseId, TimeUnit.SECONDS.toMillis(ttl.getGrantedTTL()),
-                            endpointNames(ttl.getKeys()).size());
+                            etcd.keys.endpointNames(ttl.getKeys()).size());
                 }));
     }
 
@@ -206,7 +228,7 @@ final class EtcdControlBackend implements ControlBackend {
         return listServices().thenApply(listed -> {
             SortedMap<String, long[]> byService = new TreeMap<>();   // name → {endpoints, revision}
             for (KeyValue kv : listed.getKvs()) {
-                String name = endpointName(kv.getKey());
+                String name = etcd.keys.endpointName(kv.getKey());
                 if (name != null) {
                     long[] s = byService.computeIfAbsent(name.substring(0, name.indexOf('/')), n -> new long[2]);
                     s[0]++;
@@ -221,28 +243,64 @@ final class EtcdControlBackend implements ControlBackend {
 
     /**
      * The leases that hold endpoints (etcd 3.4 cannot list leases through jetcd, so a lease granted but not yet
-     * bound to an endpoint is not shown). One etcd call per lease: an operator's command, not a hot path.
+     * bound to an endpoint is not shown), with their owners. One etcd call per lease, and one for the owners: an
+     * operator's command, not a hot path.
      */
     @Override
     public CompletableFuture<List<LeaseInfo>> leases() {
+        CompletableFuture<Map<String, String>> owners = call("list lease owners", () -> etcd.client().getKVClient()
+                .get(etcd.keys.leasesPrefix(), GetOption.builder().isPrefix(true).build())).thenApply(listed -> {
+                    Map<String, String> byLease = new HashMap<>();
+                    for (KeyValue kv : listed.getKvs()) {
+                        byLease.put(kv.getKey().substring(etcd.keys.leasesPrefix().size())
+                                .toString(StandardCharsets.UTF_8), KeyLayout.ownerOf(kv.getValue()));
+                    }
+                    return byLease;
+                });
         return listServices().thenCompose(listed -> {
             Set<Long> ids = new TreeSet<>();
             for (KeyValue kv : listed.getKvs()) {
-                if (kv.getLease() != 0 && endpointName(kv.getKey()) != null) {
+                if (kv.getLease() != 0 && etcd.keys.endpointName(kv.getKey()) != null) {
                     ids.add(kv.getLease());
                 }
             }
             List<CompletableFuture<LeaseInfo>> each = new ArrayList<>();
             for (long id : ids) {
-                each.add(call("read lease " + hex(id), () -> etcd.client().getLeaseClient()
+                String name = KeyLayout.leaseId(id);
+                each.add(call("read lease " + name, () -> etcd.client().getLeaseClient()
                         .timeToLive(id, LeaseOption.builder().withAttachedKeys().build()))
-                        .thenApply(t -> new LeaseInfo(hex(id), TimeUnit.SECONDS.toMillis(t.getGrantedTTL()),
-                                TimeUnit.SECONDS.toMillis(Math.max(0, t.getTTL())), endpointNames(t.getKeys()))));
+                        .thenCombine(owners, (t, byLease) -> new LeaseInfo(name,
+                                TimeUnit.SECONDS.toMillis(t.getGrantedTTL()),
+                                TimeUnit.SECONDS.toMillis(Math.max(0, t.getTTL())),
+                                etcd.keys.endpointNames(t.getKeys()), byLease.get(name))));
             }
             return CompletableFuture.allOf(each.toArray(CompletableFuture[]::new)).thenApply(v -> each.stream()
                     .map(CompletableFuture::join).filter(l -> !l.endpoints().isEmpty())
                     .sorted((a, b) -> a.id().compareTo(b.id())).toList());
         });
+    }
+
+    /**
+     * One lease by its id: its time to live with the keys bound to it, and its owner's key, read side by side (two
+     * calls whatever the number of leases; no list). A lease with no endpoints is found too, unlike in
+     * {@link #leases()}.
+     */
+    @Override
+    public CompletableFuture<Optional<LeaseInfo>> lease(String leaseId) {
+        return onLease(leaseId, id -> {
+            String name = KeyLayout.leaseId(id);
+            CompletableFuture<io.etcd.jetcd.lease.LeaseTimeToLiveResponse> ttl = call("read lease " + name,
+                    () -> etcd.client().getLeaseClient().timeToLive(id,
+                            LeaseOption.builder().withAttachedKeys().build()), name);
+            CompletableFuture<GetResponse> owner = call("read the owner of lease " + name,
+                    () -> etcd.client().getKVClient().get(etcd.keys.leaseOwnerKey(name)));
+            return ttl.thenCombine(owner, (t, o) -> t.getTTL() <= 0 ? Optional.<LeaseInfo>empty()
+                    : Optional.of(new LeaseInfo(name, TimeUnit.SECONDS.toMillis(t.getGrantedTTL()),
+                            TimeUnit.SECONDS.toMillis(t.getTTL()), etcd.keys.endpointNames(t.getKeys()),
+                            o.getKvs().isEmpty() ? null : KeyLayout.ownerOf(o.getKvs().getFirst().getValue()))));
+        }).exceptionallyCompose(e -> EtcdRegistry.unwrap(e) instanceof ControlException ce
+                && ce.code().equals("unknown-lease") ? CompletableFuture.completedFuture(Optional.empty())
+                : CompletableFuture.failedFuture(EtcdRegistry.unwrap(e)));
     }
 
     @Override
@@ -251,7 +309,7 @@ final class EtcdControlBackend implements ControlBackend {
             Set<String> services = new HashSet<>();
             Set<Long> leases = new HashSet<>();
             for (KeyValue kv : listed.getKvs()) {
-                String name = endpointName(kv.getKey());
+                String name = etcd.keys.endpointName(kv.getKey());
                 if (name != null) {
                     services.add(name.substring(0, name.indexOf('/')));
                     if (kv.getLease() != 0) {
@@ -417,33 +475,6 @@ final class EtcdControlBackend implements ControlBackend {
             return new ControlException(503, "registry-unavailable", text + "; retry when etcd answers");
         }
         return new ControlException(502, "registry-refused", text);
-    }
-
-    /** "service/id" of an endpoint key, or null for any other key. */
-    private String endpointName(ByteSequence key) {
-        String k = key.toString(StandardCharsets.UTF_8);
-        String prefix = etcd.keys.servicesPrefix();
-        if (!k.startsWith(prefix)) {
-            return null;
-        }
-        String rest = k.substring(prefix.length());
-        int slash = rest.indexOf('/');
-        return slash > 0 && slash == rest.lastIndexOf('/') && slash < rest.length() - 1 ? rest : null;
-    }
-
-    private List<String> endpointNames(List<ByteSequence> keys) {
-        List<String> out = new ArrayList<>();
-        for (ByteSequence k : keys) {
-            String name = endpointName(k);
-            if (name != null) {
-                out.add(name);
-            }
-        }
-        return out;
-    }
-
-    private static String hex(long leaseId) {
-        return HexFormat.of().toHexDigits(leaseId);
     }
 
     /** Runs {@code op} with the etcd lease id of {@code hex}; 404 unknown-lease if no lease can have that id. */

@@ -9,6 +9,9 @@ import io.etcd.jetcd.ByteSequence;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
 
@@ -18,6 +21,8 @@ import java.util.regex.Pattern;
  *
  * <pre>
  *   ROOT/v1/services/SERVICE/INSTANCE-ID   endpoint JSON, bound to the lease of the instance's sidecar
+ *   ROOT/v1/leases/LEASE-ID                the service that owns the lease (plain text), bound to that lease: written
+ *                                          by the control plane when a sidecar takes a lease through it
  *   ROOT/v1/policies/...                   reserved for policies (routes, limits)
  *   ROOT/v1/probe                          never written; read to check that the cluster answers with a quorum
  * </pre>
@@ -63,6 +68,15 @@ final class KeyLayout {
         return bytes(servicesPrefix() + endpoint.service() + "/" + endpoint.id());
     }
 
+    ByteSequence leasesPrefix() {
+        return bytes(root + "/v1/leases/");
+    }
+
+    /** @param leaseId the etcd lease id as the control plane's API names it: 16 lower-case hex digits */
+    ByteSequence leaseOwnerKey(String leaseId) {
+        return leasesPrefix().concat(bytes(leaseId));
+    }
+
     ByteSequence policiesPrefix() {
         return bytes(root + "/v1/policies/");
     }
@@ -82,6 +96,41 @@ final class KeyLayout {
         }
         String id = key.substring(servicePrefix.size()).toString(StandardCharsets.UTF_8);
         return ENDPOINT_ID.matcher(id).matches() ? id : null;
+    }
+
+    /** "service/id" of an endpoint key, or null for any other key. */
+    String endpointName(ByteSequence key) {
+        String k = key.toString(StandardCharsets.UTF_8);
+        String prefix = servicesPrefix();
+        if (!k.startsWith(prefix)) {
+            return null;
+        }
+        String rest = k.substring(prefix.length());
+        int slash = rest.indexOf('/');
+        return slash > 0 && slash == rest.lastIndexOf('/') && slash < rest.length() - 1 ? rest : null;
+    }
+
+    /** "service/id" of each endpoint key among {@code keys} (a lease's attached keys, say); other keys are left out. */
+    List<String> endpointNames(List<ByteSequence> keys) {
+        List<String> out = new ArrayList<>();
+        for (ByteSequence k : keys) {
+            String name = endpointName(k);
+            if (name != null) {
+                out.add(name);
+            }
+        }
+        return out;
+    }
+
+    /** An etcd lease id as the control plane's API names it: 16 lower-case hex digits. */
+    static String leaseId(long id) {
+        return HexFormat.of().toHexDigits(id);
+    }
+
+    /** The owner a lease-owner key holds, or null when its value is not a service name (written by hand). */
+    static String ownerOf(ByteSequence value) {
+        String owner = value.toString(StandardCharsets.UTF_8);
+        return SERVICE_NAME.matcher(owner).matches() ? owner : null;
     }
 
     static void checkService(String service) {

@@ -193,6 +193,54 @@ class EtcdControlPlaneTest {
     }
 
     @Test
+    void a_lease_a_sidecar_took_is_owned_on_every_control_plane_of_the_etcd_read_by_its_id() throws Exception {
+        EtcdCluster cluster = startControlPlaneOnEtcd();
+        String lease = JSON.readTree(send(base, "PUT", "/v1/leases", "{\"ttlMillis\": 30000}",
+                "Bearer " + ca.createToken("provider", Duration.ofMinutes(5), false).join().token()).body())
+                .path("leaseId").asText();
+        String ownerKey = "/weft/v1/leases/" + lease;
+        assertThat(cluster.etcdctl("get", ownerKey, "--print-value-only").strip()).isEqualTo("provider");
+        assertThat(Long.parseUnsignedLong(cluster.leaseOf(ownerKey), 16)).as("bound to the lease itself")
+                .isEqualTo(Long.parseUnsignedLong(lease, 16));
+
+        // Another control plane on the same etcd, with its own CA and tokens, never saw the grant.
+        dev.weft.control.ca.CertificateAuthority otherCa = dev.weft.control.ca.CertificateAuthority.open(
+                etcd.tempDir("other-ca"), dev.weft.control.ca.CertificateAuthority.Settings.defaults());
+        ControlPlane other = new ControlPlane().authority(otherCa)
+                .adminToken(dev.weft.control.ca.AdminToken.inMemory(OPERATOR));
+        try {
+            String otherBase = "http://127.0.0.1:" + other.start(new InetSocketAddress("127.0.0.1", 0),
+                    ControlBackendProvider.open(cluster.url(), Duration.ofSeconds(10))).getPort();
+            assertThat(send(otherBase, "GET", "/v1/leases", null, "Bearer " + OPERATOR).body())
+                    .as("etcd cannot list a lease with no endpoints: the owner is found by the lease's id")
+                    .doesNotContain(lease);
+            String keepalive = "/v1/leases/" + lease + "/keepalive";
+            HttpResponse<String> consumer = send(otherBase, "PUT", keepalive, null,
+                    "Bearer " + otherCa.createToken("consumer", Duration.ofMinutes(5), false).join().token());
+            assertThat(consumer.statusCode()).as(consumer.body()).isEqualTo(403);
+            assertThat(consumer.body()).contains("not-lease-owner", "service 'provider'");
+            String provider = "Bearer " + otherCa.createToken("provider", Duration.ofMinutes(5), false).join().token();
+            assertThat(send(otherBase, "PUT", keepalive, null, provider).statusCode()).isEqualTo(200);
+
+            assertThat(send(otherBase, "DELETE", "/v1/leases/" + lease, null, provider).statusCode()).isEqualTo(200);
+            assertThat(cluster.etcdctl("get", ownerKey, "--print-value-only")).as("gone with its lease").isBlank();
+            HttpResponse<String> gone = send(otherBase, "PUT", keepalive, null, provider);
+            assertThat(gone.statusCode()).as(gone.body()).isEqualTo(404);
+            assertThat(gone.body()).contains("unknown-lease");
+        } finally {
+            other.close();
+        }
+    }
+
+    private HttpResponse<String> send(String to, String method, String path, String body, String authorization)
+            throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(to + path)).timeout(Duration.ofSeconds(10))
+                .header("Authorization", authorization)
+                .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
+                        : HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
     void a_policy_put_through_the_control_api_is_in_etcd_and_reaches_sidecars_of_both_kinds() throws Exception {
         EtcdCluster cluster = startControlPlaneOnEtcd();
         try (Registry viaControl = viaControl();
