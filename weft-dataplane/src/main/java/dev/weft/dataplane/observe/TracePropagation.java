@@ -47,11 +47,6 @@ final class TracePropagation {
         }
     };
 
-    /** With the default reservoir ({@link ObservabilityConfig#DEFAULT_TRACE_RESERVOIR}) and {@code sampleRatio}. */
-    TracePropagation(Set<Propagation> write, double sampleRatio) {
-        this(write, new TraceSampler(ObservabilityConfig.DEFAULT_TRACE_RESERVOIR, sampleRatio));
-    }
-
     TracePropagation(Set<Propagation> write, TraceSampler sampler) {
         this.writeW3c = write.contains(Propagation.W3C);
         this.writeB3 = write.contains(Propagation.B3);
@@ -61,11 +56,6 @@ final class TracePropagation {
 
     TraceSampler sampler() {
         return sampler;
-    }
-
-    /** {@link #propagate(HeaderAccess, ObservedExchange, long)} now. */
-    void propagate(HeaderAccess h, ObservedExchange x) {
-        propagate(h, x, System.nanoTime());
     }
 
     /**

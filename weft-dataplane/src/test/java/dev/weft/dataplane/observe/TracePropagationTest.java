@@ -10,10 +10,15 @@ import java.util.Set;
 import static org.assertj.core.api.Assertions.assertThat;
 
 class TracePropagationTest {
+    /** The default reservoir, then {@code ratio}: what a sidecar's flags make, bar the reservoir's size. */
+    private static TracePropagation withRatio(Set<Propagation> write, double ratio) {
+        return new TracePropagation(write, new TraceSampler(ObservabilityConfig.DEFAULT_TRACE_RESERVOIR, ratio));
+    }
+
     private static final String TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
     private static final String PARENT = "00f067aa0ba902b7";
 
-    private final TracePropagation both = new TracePropagation(EnumSet.of(Propagation.W3C, Propagation.B3), 1.0);
+    private final TracePropagation both = withRatio(EnumSet.of(Propagation.W3C, Propagation.B3), 1.0);
 
     private static ObservedExchange exchange() {
         return new ObservedExchange(null, Direction.OUTBOUND, "consumer", "GET", "/", null, "default", 1, 1);
@@ -23,7 +28,7 @@ class TracePropagationTest {
     void aRequestWithoutContextStartsASampledTraceAndCarriesItInBothFormats() {
         MapHeaders h = new MapHeaders();
         ObservedExchange x = exchange();
-        both.propagate(h, x);
+        both.propagate(h, x, System.nanoTime());
 
         assertThat(x.traceStarted).isTrue();
         assertThat(x.isSampled()).isTrue();
@@ -37,14 +42,14 @@ class TracePropagationTest {
 
     @Test
     void byDefaultOnlyW3cIsWrittenAndB3OnlyWhenTheRequestCameWithIt() {
-        TracePropagation defaults = new TracePropagation(ObservabilityConfig.defaults().propagation(), 1.0);
+        TracePropagation defaults = withRatio(ObservabilityConfig.defaults().propagation(), 1.0);
         MapHeaders plain = new MapHeaders();
-        defaults.propagate(plain, exchange());
+        defaults.propagate(plain, exchange(), System.nanoTime());
         assertThat(plain.map).containsOnlyKeys("traceparent");
 
         MapHeaders b3 = new MapHeaders().with("b3", TRACE + "-" + PARENT + "-1");
         ObservedExchange x = exchange();
-        defaults.propagate(b3, x);
+        defaults.propagate(b3, x, System.nanoTime());
         assertThat(b3.get("b3")).isEqualTo(TRACE + "-" + Hex.of(x.spanId) + "-1");
         assertThat(b3.get("traceparent")).isEqualTo("00-" + TRACE + "-" + Hex.of(x.spanId) + "-01");
     }
@@ -54,7 +59,7 @@ class TracePropagationTest {
         MapHeaders h = new MapHeaders().with("traceparent", "00-" + TRACE + "-" + PARENT + "-00")
                 .with("tracestate", "vendor=x");
         ObservedExchange x = exchange();
-        both.propagate(h, x);
+        both.propagate(h, x, System.nanoTime());
 
         assertThat(x.traceStarted).isFalse();
         assertThat(x.traceIdHex()).isEqualTo(TRACE);
@@ -69,7 +74,7 @@ class TracePropagationTest {
     void aB3SingleHeaderWithA64BitIdIsContinuedAndStays64BitInB3() {
         MapHeaders h = new MapHeaders().with("b3", "a3ce929d0e0e4736-" + PARENT + "-1");
         ObservedExchange x = exchange();
-        both.propagate(h, x);
+        both.propagate(h, x, System.nanoTime());
 
         assertThat(x.traceHi).isZero();
         assertThat(Hex.of(x.traceLo)).isEqualTo("a3ce929d0e0e4736");
@@ -84,7 +89,7 @@ class TracePropagationTest {
         MapHeaders h = new MapHeaders().with("X-B3-TraceId", TRACE).with("X-B3-SpanId", PARENT)
                 .with("X-B3-Sampled", "1");
         ObservedExchange x = new ObservedExchange(null, Direction.INBOUND, "provider", "GET", "/", null, "default", 1, 1);
-        new TracePropagation(Set.of(Propagation.W3C), 1.0).propagate(h, x);
+        withRatio(Set.of(Propagation.W3C), 1.0).propagate(h, x, System.nanoTime());
 
         assertThat(x.traceIdHex()).isEqualTo(TRACE);
         assertThat(h.get("x-b3-traceid")).isEqualTo(TRACE);
@@ -100,7 +105,7 @@ class TracePropagationTest {
         MapHeaders h = new MapHeaders().with("traceparent", "00-" + TRACE + "-" + PARENT + "-01")
                 .with("b3", "1111111111111111-2222222222222222-1");
         ObservedExchange x = exchange();
-        both.propagate(h, x);
+        both.propagate(h, x, System.nanoTime());
         assertThat(x.traceIdHex()).isEqualTo(TRACE);
         assertThat(h.get("b3")).startsWith(TRACE + "-");
     }
@@ -111,7 +116,7 @@ class TracePropagationTest {
                 "00-00000000000000000000000000000000-" + PARENT + "-01", "00-" + TRACE + "-0000000000000000-01",
                 "00-" + TRACE.replace('4', 'g') + "-" + PARENT + "-01", "00-" + TRACE + "-" + PARENT + "-01-extra"}) {
             ObservedExchange x = exchange();
-            both.propagate(new MapHeaders().with("traceparent", bad), x);
+            both.propagate(new MapHeaders().with("traceparent", bad), x, System.nanoTime());
             assertThat(x.traceStarted).as(bad).isTrue();
             assertThat(x.traceIdHex()).as(bad).isNotEqualTo(TRACE);
         }
@@ -120,7 +125,8 @@ class TracePropagationTest {
     @Test
     void aFutureTraceparentVersionWithExtraFieldsIsAccepted() {
         ObservedExchange x = exchange();
-        both.propagate(new MapHeaders().with("traceparent", "01-" + TRACE + "-" + PARENT + "-01-what-comes-next"), x);
+        both.propagate(new MapHeaders().with("traceparent", "01-" + TRACE + "-" + PARENT + "-01-what-comes-next"), x,
+                System.nanoTime());
         assertThat(x.traceIdHex()).isEqualTo(TRACE);
     }
 
@@ -131,20 +137,21 @@ class TracePropagationTest {
         TracePropagation none = new TracePropagation(Set.of(Propagation.W3C), new TraceSampler(0, 0.0));
         ObservedExchange fresh = exchange();
         MapHeaders h = new MapHeaders();
-        none.propagate(h, fresh);
+        none.propagate(h, fresh, System.nanoTime());
         assertThat(fresh.isSampled()).isFalse();
         assertThat(h.get("traceparent")).endsWith("-00");
 
         ObservedExchange continued = new ObservedExchange(null, Direction.INBOUND, "provider", "GET", "/", null,
                 "default", 1, 1);
-        none.propagate(new MapHeaders().with("traceparent", "00-" + TRACE + "-" + PARENT + "-01"), continued);
+        none.propagate(new MapHeaders().with("traceparent", "00-" + TRACE + "-" + PARENT + "-01"), continued,
+                System.nanoTime());
         assertThat(continued.isSampled()).isTrue();
     }
 
     @Test
     void aB3SamplingOnlyHeaderDecidesWithoutIds() {
         ObservedExchange x = exchange();
-        both.propagate(new MapHeaders().with("b3", "0"), x);
+        both.propagate(new MapHeaders().with("b3", "0"), x, System.nanoTime());
         assertThat(x.traceStarted).isTrue();
         assertThat(x.isSampled()).isFalse();
     }
@@ -152,7 +159,7 @@ class TracePropagationTest {
     @Test
     void aB3DebugFlagForcesSampling() {
         ObservedExchange x = exchange();
-        new TracePropagation(Set.of(), 0.0).propagate(new MapHeaders().with("x-b3-flags", "1"), x);
+        withRatio(Set.of(), 0.0).propagate(new MapHeaders().with("x-b3-flags", "1"), x, System.nanoTime());
         assertThat(x.isSampled()).isTrue();
     }
 }
