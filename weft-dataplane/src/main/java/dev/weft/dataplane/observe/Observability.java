@@ -261,9 +261,10 @@ public final class Observability implements ExchangeObserver, AutoCloseable {
             p.counter("weft_spans_sampled_total", "Spans handed to the exporter: sampled, and failures exported alone.",
                     sum(SPANS_SAMPLED));
             p.counter("weft_spans_exported_total", "Spans the collector accepted.", exporter.exported());
-            p.counter("weft_spans_dropped_total", "Spans dropped, by reason (the export queue was full, or the"
-                    + " collector failed or refused the batch).", exporter.droppedQueueFull(), "reason", "queue_full");
+            p.counter("weft_spans_dropped_total", "Spans dropped, by reason (the export queue was full, the"
+                    + " collector failed or refused the batch, or it took the batch but not these spans).", exporter.droppedQueueFull(), "reason", "queue_full");
             p.counter("weft_spans_dropped_total", "", exporter.droppedExportFailed(), "reason", "export_failed");
+            p.counter("weft_spans_dropped_total", "", exporter.droppedRefused(), "reason", "refused");
             p.gauge("weft_span_queue_depth", "Spans waiting for export.", exporter.queued());
         }
         for (AccessLog log : accessLogs.values()) {
@@ -289,7 +290,8 @@ public final class Observability implements ExchangeObserver, AutoCloseable {
         m.put("propagation", config.propagation().stream().map(e -> e.name().toLowerCase()).sorted().toList());
         if (exporter != null) {
             m.put("spansExported", exporter.exported());
-            m.put("spansDropped", exporter.droppedQueueFull() + exporter.droppedExportFailed());
+            m.put("spansDropped", exporter.droppedQueueFull() + exporter.droppedExportFailed()
+                    + exporter.droppedRefused());
             m.put("lastExportError", exporter.lastError());
         }
         Map<String, String> logs = new LinkedHashMap<>();

@@ -57,6 +57,8 @@ final class SpanExporter implements AutoCloseable {
     private final LongAdder exported = new LongAdder();
     private final LongAdder droppedQueueFull = new LongAdder();
     private final LongAdder droppedExportFailed = new LongAdder();
+    /** Spans of batches the collector took, but not those spans (it said how many in its answer). */
+    private final LongAdder droppedRefused = new LongAdder();
     private final LongAdder batches = new LongAdder();
     private volatile boolean closing;
     private volatile String lastError;
@@ -161,8 +163,15 @@ final class SpanExporter implements AutoCloseable {
                 response = post(false);
             }
             if (response.status() / 100 == 2) {
-                exported.add(batch.size());
+                // The control plane stores a sidecar's spans only when they name its own service, and says in a 2xx
+                // how many it left out (docs/security.md); Zipkin and other collectors answer with no body.
+                int refused = refusedIn(response.bodyText(), batch.size());
+                exported.add(batch.size() - refused);
                 batches.increment();
+                if (refused > 0) {
+                    dropped(droppedRefused, refused, "the collector at " + endpoint + " stored the batch but "
+                            + refused + " of its spans: " + abbreviate(response.bodyText()));
+                }
                 return;
             }
             failed(batch.size(), "HTTP " + response.status() + " from " + endpoint + ": " + abbreviate(response.bodyText()));
@@ -190,8 +199,29 @@ final class SpanExporter implements AutoCloseable {
         return http.sendBlocking("POST", endpoint, headers, body.array(), 0, body.length(), Duration.ofSeconds(10));
     }
 
+    /**
+     * The {@code "refused":N} of a 2xx answer's JSON body, at most {@code spans}; 0 when there is none. Read by hand:
+     * one number from a short body, once a batch, on this thread.
+     */
+    static int refusedIn(String body, int spans) {
+        int at = body == null ? -1 : body.indexOf("\"refused\":");
+        if (at < 0) {
+            return 0;
+        }
+        long n = 0;
+        int i = at + "\"refused\":".length();
+        while (i < body.length() && Character.isDigit(body.charAt(i)) && n <= spans) {
+            n = n * 10 + (body.charAt(i++) - '0');
+        }
+        return (int) Math.min(n, spans);
+    }
+
     private void failed(int spans, String why) {
-        droppedExportFailed.add(spans);
+        dropped(droppedExportFailed, spans, why);
+    }
+
+    private void dropped(LongAdder counter, int spans, String why) {
+        counter.add(spans);
         lastError = why;
         long now = System.nanoTime();
         if (lastWarnNanos == 0 || now - lastWarnNanos > WARN_EVERY_NANOS) {
@@ -215,6 +245,10 @@ final class SpanExporter implements AutoCloseable {
 
     long droppedQueueFull() {
         return droppedQueueFull.sum();
+    }
+
+    long droppedRefused() {
+        return droppedRefused.sum();
     }
 
     long droppedExportFailed() {

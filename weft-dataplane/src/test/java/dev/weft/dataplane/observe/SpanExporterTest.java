@@ -49,6 +49,8 @@ class SpanExporterTest {
     private final AtomicInteger refusedOrNot = new AtomicInteger();
     /** Answer 401 to a bearer, as the control plane does once a join token expired. */
     private volatile boolean refuseBearers;
+    /** When set, the body of every 202: the control plane's answer to a batch with spans it did not store. */
+    private volatile String acceptedWith;
     private SpanExporter exporter;
 
     private URI start() throws Exception {
@@ -69,7 +71,11 @@ class SpanExporterTest {
                 received.add(m.group(1));
             }
             posts.incrementAndGet();
-            ex.sendResponseHeaders(202, -1);
+            byte[] answer = acceptedWith == null ? null : acceptedWith.getBytes(StandardCharsets.UTF_8);
+            ex.sendResponseHeaders(202, answer == null ? -1 : answer.length);
+            if (answer != null) {
+                ex.getResponseBody().write(answer);
+            }
             ex.close();
         });
         collector.start();
@@ -172,6 +178,27 @@ class SpanExporterTest {
         exporter.offer(span(4));
         await().atMost(Duration.ofSeconds(10)).until(() -> received.size() == 4);
         assertThat(authorization).isNull();
+    }
+
+    @Test
+    void spansTheCollectorTookTheBatchButNotAreCountedAsDroppedNotAsExported() throws Exception {
+        acceptedWith = "{\"refused\":3,\"code\":\"span-not-senders\",\"error\":\"3 span(s) of this batch were not"
+                + " stored\"}";
+        // Batches of 10, and no flush by time in the test's span: one batch of all 10.
+        exporter = new SpanExporter(start(), SpanEncoder.named("zipkin"), 1_024, 10, Duration.ofSeconds(30));
+        exporter.start();
+        for (long k = 1; k <= 10; k++) {
+            exporter.offer(span(k));
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> exporter.exported() + exporter.droppedRefused() == 10);
+        assertThat(exporter.exported()).isEqualTo(7);
+        assertThat(exporter.droppedRefused()).isEqualTo(3);
+        assertThat(exporter.droppedExportFailed()).as("the batch itself was taken").isZero();
+        assertThat(exporter.lastError()).contains("3 of its spans").contains("span-not-senders");
+        // A number larger than the batch, or none, cannot make the counts wrong.
+        assertThat(SpanExporter.refusedIn("{\"refused\":99999999999}", 10)).isEqualTo(10);
+        assertThat(SpanExporter.refusedIn("", 10)).isZero();
+        assertThat(SpanExporter.refusedIn(null, 10)).isZero();
     }
 
     @Test
