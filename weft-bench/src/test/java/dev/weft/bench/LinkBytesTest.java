@@ -7,6 +7,7 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
 
@@ -51,8 +52,13 @@ class LinkBytesTest {
             in.readNBytes(300);
             accepted.getOutputStream().write(new byte[40]);
             client.getInputStream().readNBytes(40);
-            Thread.sleep(50); // the ACK of the 40 bytes
+            // The 40 bytes count once the client's ACK is back (a delayed ACK may take a while on a busy machine).
+            long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
             LinkBytes.Delta delta = LinkBytes.delta(before, LinkBytes.snapshot(Set.of(server.getLocalPort())));
+            while (delta.fromProviders() < 40 && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+                delta = LinkBytes.delta(before, LinkBytes.snapshot(Set.of(server.getLocalPort())));
+            }
             assertThat(delta.toProviders()).isEqualTo(300);
             assertThat(delta.fromProviders()).isEqualTo(40);
             assertThat(delta.connections()).isEqualTo(1);

@@ -3,6 +3,8 @@ package dev.weft.bench;
 import com.sun.net.httpserver.HttpServer;
 import dev.weft.examples.HostPort;
 import dev.weft.examples.ProviderServer;
+import dev.weft.testing.HeldPort;
+import dev.weft.testing.LoopbackPorts;
 import org.junit.jupiter.api.Test;
 
 import java.io.OutputStream;
@@ -72,16 +74,14 @@ class LoadGeneratorErrorsTest {
 
     @Test
     void countsRefusedConnectionsAsConnectionErrors() throws Exception {
-        int deadPort;
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            deadPort = socket.getLocalPort();
+        // Held for the run: a port picked and closed could be taken by another bind (or one of the run's own dials).
+        try (HeldPort dead = LoopbackPorts.held()) {
+            LoadResult result = LoadGenerator.run(shortRun(URI.create("http://127.0.0.1:" + dead.port() + "/")));
+
+            assertThat(result.errors().connection()).isPositive();
+            assertThat(result.successes()).isZero();
+            assertConsistent(result);
         }
-
-        LoadResult result = LoadGenerator.run(shortRun(URI.create("http://127.0.0.1:" + deadPort + "/")));
-
-        assertThat(result.errors().connection()).isPositive();
-        assertThat(result.successes()).isZero();
-        assertConsistent(result);
     }
 
     @Test

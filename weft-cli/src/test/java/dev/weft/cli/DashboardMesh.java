@@ -6,10 +6,11 @@ import dev.weft.dataplane.SidecarConfig;
 import dev.weft.examples.ConsumerServer;
 import dev.weft.examples.HostPort;
 import dev.weft.examples.ProviderServer;
+import dev.weft.testing.HeldPort;
+import dev.weft.testing.LoopbackPorts;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -54,12 +55,17 @@ final class DashboardMesh implements AutoCloseable {
             started.add(p);
             sidecar("provider", "provider-" + i, p.address(), Map.of());
         }
-        InetSocketAddress consumerApp = freeAddress();
+        // The two relays must be named to their sidecars before they listen (each is told its sidecar's upstream
+        // port as it starts): their ports are held until the mesh closes, so that none of the sidecars' listeners
+        // bound meanwhile (port 0) can be given one; the relays bind them all the same (Netty allows address reuse).
+        HeldPort consumerPort = held();
+        HeldPort gatewayPort = held();
+        InetSocketAddress consumerApp = new InetSocketAddress("127.0.0.1", consumerPort.port());
         Sidecar consumer = sidecar("consumer", "consumer-1", consumerApp,
                 Map.of("provider", new InetSocketAddress("127.0.0.1", 0)));
         started.add(ConsumerServer.start(ConsumerServer.Settings.of(HostPort.of(consumerApp),
                 URI.create("http://127.0.0.1:" + consumer.boundAddresses().get("upstream provider").getPort()))));
-        gateway = freeAddress();
+        gateway = new InetSocketAddress("127.0.0.1", gatewayPort.port());
         Sidecar gw = sidecar("gateway", "gateway-1", gateway,
                 Map.of("consumer", new InetSocketAddress("127.0.0.1", 0)));
         started.add(ConsumerServer.start(ConsumerServer.Settings.of(HostPort.of(gateway),
@@ -119,6 +125,13 @@ final class DashboardMesh implements AutoCloseable {
         return s;
     }
 
+    /** A held port, let go when the mesh closes (after what listens on it). */
+    private HeldPort held() throws IOException {
+        HeldPort p = LoopbackPorts.held();
+        started.addFirst(p);
+        return p;
+    }
+
     private static void awaitReady(Sidecar s) throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
         while (!s.isReady()) {
@@ -126,13 +139,6 @@ final class DashboardMesh implements AutoCloseable {
                 throw new AssertionError("sidecar not ready within 20 s: " + s.boundAddresses());
             }
             Thread.sleep(20);
-        }
-    }
-
-    /** A loopback port the OS picked for an app that must be named to its sidecar before it listens. */
-    private static InetSocketAddress freeAddress() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            return new InetSocketAddress("127.0.0.1", s.getLocalPort());
         }
     }
 

@@ -3,6 +3,7 @@ package dev.weft.cli;
 import dev.weft.examples.ConsumerServer;
 import dev.weft.examples.HostPort;
 import dev.weft.examples.ProviderServer;
+import dev.weft.testing.HeldPort;
 import dev.weft.testing.LoopbackPorts;
 
 import java.io.IOException;
@@ -32,6 +33,7 @@ final class FourTierMesh implements AutoCloseable {
 
     final List<ChildJvm> children = new ArrayList<>();
     final List<AutoCloseable> apps = new ArrayList<>();
+    private final List<HeldPort> heldPorts = new ArrayList<>();
     final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
             .executor(Executors.newVirtualThreadPerTaskExecutor()).connectTimeout(Duration.ofSeconds(5)).build();
     String control;
@@ -74,10 +76,11 @@ final class FourTierMesh implements AutoCloseable {
         c2 = ProviderServer.start(new ProviderServer.Settings(new HostPort("127.0.0.1", 0), "c-2", 200,
                 Duration.ofMillis(20), 1));
         apps.add(c2);
-        int[] ports = LoopbackPorts.distinct(3);
-        int bUp = ports[0];
-        int aUp = ports[1];
-        int entryUp = ports[2];
+        // Each relay is told its sidecar's upstream port before that sidecar (a child) starts: the ports are held
+        // until the mesh closes, so nothing else can be given one before the sidecar binds it (Netty allows that).
+        int bUp = held();
+        int aUp = held();
+        int entryUp = held();
         b = relay(bUp);
         ConsumerServer a = relay(aUp);
         entry = relay(entryUp);
@@ -96,6 +99,13 @@ final class FourTierMesh implements AutoCloseable {
             c.awaitLine("(started)", WAIT);
         }
         awaitBothInstancesServe();
+    }
+
+    /** A held port (see {@link HeldPort}), let go when the mesh closes. */
+    private int held() throws IOException {
+        HeldPort p = LoopbackPorts.held();
+        heldPorts.add(p);
+        return p.port();
     }
 
     private ConsumerServer relay(int nextHop) throws InterruptedException {
@@ -167,6 +177,9 @@ final class FourTierMesh implements AutoCloseable {
         }
         for (AutoCloseable app : apps) {
             app.close();
+        }
+        for (HeldPort p : heldPorts) {
+            p.close();
         }
         if (failure != null) {
             throw failure;

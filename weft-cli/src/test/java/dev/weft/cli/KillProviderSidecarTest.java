@@ -1,12 +1,13 @@
 package dev.weft.cli;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.weft.testing.HeldPort;
+import dev.weft.testing.LoopbackPorts;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -35,19 +36,19 @@ class KillProviderSidecarTest {
         HttpServer appB = app();
         HttpServer consumerApp = app();
         List<ChildJvm> children = new ArrayList<>();
-        try {
+        try (HeldPort inboundA = LoopbackPorts.held(); HeldPort inboundB = LoopbackPorts.held()) {
             String registry = control(dir, children);
 
-            ChildJvm sidecarA = providerSidecar(dir, "a", appA, registry, "2s");
-            ChildJvm sidecarB = providerSidecar(dir, "b", appB, registry, "2s");
+            ChildJvm sidecarA = providerSidecar(dir, "a", appA, registry, "2s", inboundA);
+            ChildJvm sidecarB = providerSidecar(dir, "b", appB, registry, "2s", inboundB);
             children.add(sidecarA);
             children.add(sidecarB);
-            int upstream = freePort();
-            ChildJvm consumer = consumerSidecar(dir, consumerApp, upstream, registry);
+            ChildJvm consumer = consumerSidecar(dir, consumerApp, registry);
             children.add(consumer);
-            for (ChildJvm c : List.of(sidecarA, sidecarB, consumer)) {
+            for (ChildJvm c : List.of(sidecarA, sidecarB)) {
                 c.awaitLine("(started)", WAIT);
             }
+            int upstream = upstreamPort(consumer);
 
             HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
                     .executor(Executors.newVirtualThreadPerTaskExecutor()).build();
@@ -92,15 +93,14 @@ class KillProviderSidecarTest {
         HttpServer providerApp = app();
         HttpServer consumerApp = app();
         List<ChildJvm> children = new ArrayList<>();
-        try {
+        try (HeldPort inbound = LoopbackPorts.held()) {
             String registry = control(dir, children);
-            ChildJvm provider = providerSidecar(dir, "only", providerApp, registry, "30s");
+            ChildJvm provider = providerSidecar(dir, "only", providerApp, registry, "30s", inbound);
             children.add(provider);
-            int upstream = freePort();
-            ChildJvm consumer = consumerSidecar(dir, consumerApp, upstream, registry);
+            ChildJvm consumer = consumerSidecar(dir, consumerApp, registry);
             children.add(consumer);
             provider.awaitLine("(started)", WAIT);
-            consumer.awaitLine("(started)", WAIT);
+            int upstream = upstreamPort(consumer);
 
             HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
                     .executor(Executors.newVirtualThreadPerTaskExecutor()).build();
@@ -138,18 +138,27 @@ class KillProviderSidecarTest {
         return "weft://127.0.0.1:" + control.awaitLine("listening on [^:]+:(\\d+)", WAIT);
     }
 
-    /** The consumer's sidecar, with an upstream listener for service provider on {@code upstream}. */
-    private static ChildJvm consumerSidecar(Path dir, HttpServer app, int upstream, String registry) throws IOException {
+    /**
+     * The consumer's sidecar, with an upstream listener for service provider on a port the OS picks as it binds
+     * ({@link #upstreamPort} reads it): a port picked here and closed could be taken before the child binds it.
+     */
+    private static ChildJvm consumerSidecar(Path dir, HttpServer app, String registry) throws IOException {
         return ChildJvm.start("sidecar-consumer", dir, "sidecar", "--service", "consumer",
-                "--app", "127.0.0.1:" + app.getAddress().getPort(), "--upstream", "provider=127.0.0.1:" + upstream,
+                "--app", "127.0.0.1:" + app.getAddress().getPort(), "--upstream", "provider=127.0.0.1:0",
                 "--registry", registry, "--workers", "1",
                 "--token-file", ChildJvm.tokenFile(dir, registry, "consumer").toString(), "--mtls", "off");
     }
 
-    private static ChildJvm providerSidecar(Path dir, String id, HttpServer app, String registry, String leaseTtl)
-            throws IOException {
+    /**
+     * A provider's sidecar whose inbound listener binds {@code inbound} (Netty allows address reuse): held by the test,
+     * the port of a killed sidecar refuses the consumer's dials for as long as the test runs, and nothing else (a bind
+     * to port 0, one of those dials' own local port) can be given it.
+     */
+    private static ChildJvm providerSidecar(Path dir, String id, HttpServer app, String registry, String leaseTtl,
+                                            HeldPort inbound) throws IOException {
         return ChildJvm.start("sidecar-provider-" + id, dir, "sidecar", "--service", "provider", "--id", "provider-" + id,
                 "--app", "127.0.0.1:" + app.getAddress().getPort(), "--registry", registry,
+                "--inbound", "127.0.0.1:" + inbound.port(),
                 "--capacity", "50", "--lease-ttl", leaseTtl, "--workers", "1",
                 "--token-file", ChildJvm.tokenFile(dir, registry, "provider").toString(), "--mtls", "off");
     }
@@ -230,9 +239,8 @@ class KillProviderSidecarTest {
         return s;
     }
 
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
+    /** The consumer sidecar's upstream port, from the line it prints once started. */
+    private static int upstreamPort(ChildJvm consumer) throws IOException, InterruptedException {
+        return Integer.parseInt(consumer.awaitLine("started:.* upstream provider=[^:]+:(\\d+)", WAIT));
     }
 }

@@ -1,5 +1,6 @@
 package dev.weft.cli;
 
+import dev.weft.testing.HeldPort;
 import dev.weft.testing.LoopbackPorts;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -61,11 +62,12 @@ class SidecarLifecycleTest {
     @Test
     void aJobsSidecarExitsWhenTheJobDoesWithItsExitCode() throws Exception {
         List<ChildJvm> children = new ArrayList<>();
-        try {
-            int[] ports = LoopbackPorts.distinct(2);
-            int upstream = ports[0];
+        // Held until the test ends: the sidecar binds its upstream port all the same (Netty allows address reuse),
+        // and nothing else can be given either port before.
+        try (HeldPort upstreamPort = LoopbackPorts.held(); HeldPort appPort = LoopbackPorts.held()) {
+            int upstream = upstreamPort.port();
             ChildJvm sidecar = ChildJvm.start("sidecar-job", dir, "sidecar", "--service", "job", "--app",
-                    "127.0.0.1:" + ports[1], "--registry", registry, "--upstream", "provider=127.0.0.1:" + upstream,
+                    "127.0.0.1:" + appPort.port(), "--registry", registry, "--upstream", "provider=127.0.0.1:" + upstream,
                     "--token-file", ChildJvm.tokenFile(dir, registry, "job").toString(),
                     "--", "sh", "-c", "echo \"job calls provider at $WEFT_UPSTREAM_PROVIDER, args $*\"; sleep 1; exit 3",
                     "job", "--weight", "5");
@@ -86,17 +88,18 @@ class SidecarLifecycleTest {
         Path site = Files.createDirectories(dir.resolve("site"));
         Files.writeString(site.resolve("hello.txt"), "hello from the app\n");
         String jwebserver = Path.of(System.getProperty("java.home"), "bin", "jwebserver").toString();
-        try {
-            int[] ports = LoopbackPorts.distinct(3);
-            int appPort = ports[0];
-            int adminPort = ports[1];
-            int inboundPort = ports[2];
+        // The app's port must be named before the app starts: held until the test ends, jwebserver binds it all the
+        // same (the JDK allows address reuse) and nothing else can be given it before. The sidecar's own listeners
+        // bind port 0 (its defaults) and it prints where.
+        try (HeldPort app = LoopbackPorts.held()) {
+            int appPort = app.port();
             ChildJvm sidecar = ChildJvm.start("sidecar-app", dir, "sidecar", "--service", "site", "--app",
-                    "127.0.0.1:" + appPort, "--registry", registry, "--admin", "127.0.0.1:" + adminPort,
+                    "127.0.0.1:" + appPort, "--registry", registry,
                     "--token-file", ChildJvm.tokenFile(dir, registry, "site").toString(),
-                    "--inbound", "127.0.0.1:" + inboundPort, "--app-health", "/hello.txt", "--",
+                    "--app-health", "/hello.txt", "--",
                     jwebserver, "-b", "127.0.0.1", "-p", String.valueOf(appPort), "-d", site.toString());
             children.add(sidecar);
+            int adminPort = Integer.parseInt(sidecar.awaitLine("started:.* admin=[^:]+:(\\d+)", WAIT));
 
             HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
             long deadline = System.nanoTime() + WAIT.toNanos();

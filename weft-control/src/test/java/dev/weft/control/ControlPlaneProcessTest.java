@@ -5,6 +5,8 @@ import dev.weft.registry.Endpoint;
 import dev.weft.registry.Registration;
 import dev.weft.registry.Registries;
 import dev.weft.registry.Registry;
+import dev.weft.testing.HeldPort;
+import dev.weft.testing.LoopbackPorts;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -60,7 +62,12 @@ class ControlPlaneProcessTest {
 
     @Test
     void a_control_plane_killed_with_sigkill_comes_back_with_every_registration_and_lease() throws Exception {
-        Process first = launch("127.0.0.1:0");
+        // Held for the whole test, so that the restart finds its port free: killed, the first process frees it, and
+        // any bind to port 0 or reconnecting client (the sidecars' registry) could otherwise be given it meanwhile.
+        // The control plane binds it all the same (its listener allows address reuse).
+        HeldPort held = LoopbackPorts.held();
+        clients.add(held);
+        Process first = launch("127.0.0.1:" + held.port());
         int port = portOf(first);
         Registry sidecars = Registries.open("weft://127.0.0.1:" + port, Operator.credentials(dir.resolve("data")));
         clients.add(sidecars);

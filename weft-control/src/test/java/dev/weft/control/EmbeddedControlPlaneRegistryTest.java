@@ -2,6 +2,8 @@ package dev.weft.control;
 
 import dev.weft.registry.Registries;
 import dev.weft.registry.Registry;
+import dev.weft.testing.HeldPort;
+import dev.weft.testing.LoopbackPorts;
 
 import java.net.InetSocketAddress;
 import java.net.URI;
@@ -25,12 +27,18 @@ class EmbeddedControlPlaneRegistryTest extends RegistryContractTest {
         private final Path dataDir;
         private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
         private ControlPlane control;
-        private final int port;
+        /**
+         * The control plane's port, held until the backend closes: stopped, the control plane frees it, and any bind
+         * to port 0 or reconnecting client could otherwise be given it before {@link #restart}. The control plane binds
+         * it all the same (its listener allows address reuse).
+         */
+        private final HeldPort held = LoopbackPorts.held();
+        private final int port = held.port();
 
         EmbeddedBackend(Path dataDir) throws Exception {
             this.dataDir = dataDir;
             this.control = new ControlPlane();
-            this.port = control.start(new InetSocketAddress("127.0.0.1", 0), dataDir).getPort();
+            control.start(new InetSocketAddress("127.0.0.1", port), dataDir);
         }
 
         @Override
@@ -78,6 +86,11 @@ class EmbeddedControlPlaneRegistryTest extends RegistryContractTest {
         public void close() {
             control.close();
             http.close();
+            try {
+                held.close();
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
         }
     }
 }

@@ -4,6 +4,8 @@ import dev.weft.dataplane.inbound.AppHealth;
 import dev.weft.registry.Endpoint;
 import dev.weft.registry.Registries;
 import dev.weft.registry.Registry;
+import dev.weft.testing.HeldPort;
+import dev.weft.testing.LoopbackPorts;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -101,12 +103,15 @@ class AppHealthTest {
         }
     }
 
+    /** The target of the test's requests: the health checks are GET /echo, so an app counts these apart. */
+    private static final String CALL = "/echo?through-the-mesh";
+
     /** Sends n requests through the consumer's sidecar; returns how many were answered 200. */
     private int callProvider(int n) throws Exception {
         int ok = 0;
         int port = MeshFixture.port(consumer, "upstream provider");
         for (int i = 0; i < n; i++) {
-            if (status(port, "/echo") == 200) {
+            if (status(port, CALL) == 200) {
                 ok++;
             }
         }
@@ -133,8 +138,15 @@ class AppHealthTest {
         await("p-sick gone from the registry", () -> !registered().contains("p-sick"));
         assertThat(registered()).containsExactly("p-well");
         assertThat(readyText(sickSidecar)).contains("not healthy").contains("GET /echo answered 503");
-        // Give the consumer's watch the registry's update (it is pushed within a second), then: nothing more there.
-        Thread.sleep(1_000);
+        // Once the consumer's sidecar has the registry's update (pushed within a second): nothing more there.
+        await("p-sick gone from the consumer's endpoints", () -> {
+            try {
+                return !adminText(consumer, "/metrics")
+                        .contains("weft_endpoint_in_flight{upstream=\"provider\",endpoint=\"p-sick\"}");
+            } catch (IOException e) {
+                return false;
+            }
+        });
         int sickBefore = calls(sick);
         assertThat(callProvider(20)).as("every request answered by the healthy instance").isEqualTo(20);
         assertThat(calls(sick) - sickBefore).as("requests that reached the sick app, health checks aside").isZero();
@@ -153,21 +165,25 @@ class AppHealthTest {
         });
     }
 
-    /** Requests an app served, its sidecar's health checks left out. */
+    /**
+     * The test's requests that reached an app, counted on arrival by their own target. Not served minus health
+     * checks: the two are counted one after the other, so a check finishing between the reads made that one off.
+     */
     private static int calls(TestApp app) {
-        return app.served.get() - app.healthChecks.get();
+        return app.arrivals("GET " + CALL);
     }
 
     @Test
     void withoutAPathTheCheckIsATcpConnectAndFailuresNeedTheThreshold() throws Exception {
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
-            AppHealth h = new AppHealth(new InetSocketAddress("127.0.0.1", port),
+        // Once the listener is closed the port refuses, and stays held: closed and free, it could be taken by any
+        // bind to port 0 and answer the checks that must fail.
+        try (HeldPort port = LoopbackPorts.held()) {
+            AppHealth h = new AppHealth(new InetSocketAddress("127.0.0.1", port.port()),
                     new AppHealth.Config(null, INTERVAL, 3, 2));
-            assertThat(h.check()).as("the first answer makes it healthy at once").isTrue();
-            assertThat(h.isHealthy()).isTrue();
-            s.close();
+            try (ServerSocket s = port.listen()) {
+                assertThat(h.check()).as("the first answer makes it healthy at once").isTrue();
+                assertThat(h.isHealthy()).isTrue();
+            }
             assertThat(h.check()).isFalse();
             assertThat(h.check()).isFalse();
             assertThat(h.isHealthy()).as("two failures, threshold three").isTrue();

@@ -2,11 +2,14 @@ package dev.weft.dataplane;
 
 import org.junit.jupiter.api.Test;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Issue 16, the consumer-side row: a legal request whose fields, with those the mesh adds, are more than the WMP
@@ -28,16 +31,19 @@ class MeshLinkLimitSocketTest {
             ConcurrentLinkedQueue<String> innocent = new ConcurrentLinkedQueue<>();
             List<Thread> callers = new ArrayList<>();
             for (int i = 0; i < 40; i++) {
+                String target = "/slow/innocent-" + i + "?ms=500";
                 callers.add(Thread.ofVirtual().start(() -> {
                     try (RawHttp c = new RawHttp(port)) {
-                        RawHttp.Response r = c.send("GET /slow?ms=500 HTTP/1.1\r\nHost: x\r\n\r\n").read();
+                        RawHttp.Response r = c.send("GET " + target + " HTTP/1.1\r\nHost: x\r\n\r\n").read();
                         innocent.add(r.status() + " " + r.header("x-weft-error"));
                     } catch (Exception e) {
                         innocent.add(e.toString());
                     }
                 }));
             }
-            Thread.sleep(200); // the 40 are in flight on the mesh connections
+            // The 40 are in flight on the mesh connections once each has reached the app (which holds it 500 ms).
+            await().atMost(Duration.ofSeconds(10)).until(() -> IntStream.range(0, 40)
+                    .allMatch(i -> app.arrivals("GET /slow/innocent-" + i + "?ms=500") == 1));
 
             // 127 small fields and Host: within the listener's 128, but the mesh adds x-forwarded-for and via.
             StringBuilder head = new StringBuilder("GET /echo HTTP/1.1\r\nHost: x\r\n");

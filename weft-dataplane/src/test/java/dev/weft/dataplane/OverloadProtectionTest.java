@@ -214,7 +214,7 @@ class OverloadProtectionTest {
                 all.addAll(wave);
             }
             for (Future<RawHttp.Response> f : all) {
-                assertThat(f.get().status()).isEqualTo(200);
+                assertThat(f.get(15, TimeUnit.SECONDS).status()).isEqualTo(200);
             }
             String metrics = get(MeshFixture.port(consumer, "admin"), "/metrics").body();
             assertThat(metrics)

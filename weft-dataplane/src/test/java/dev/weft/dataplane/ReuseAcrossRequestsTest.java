@@ -20,6 +20,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.zip.CRC32;
@@ -73,13 +74,14 @@ class ReuseAcrossRequestsTest {
 
     private record Sent(String trace, String callerSpan, int status) {}
 
-    private Sent call(String deadlineMs) throws Exception {
+    /** POSTs "hello" to {@code target} (one of this call's own: the app records its headers by target). */
+    private Sent call(String target, String deadlineMs) throws Exception {
         HexFormat hex = HexFormat.of();
         ThreadLocalRandom r = ThreadLocalRandom.current();
         String trace = hex.toHexDigits(r.nextLong() | 1) + hex.toHexDigits(r.nextLong() | 1);
         String span = hex.toHexDigits(r.nextLong() | 1);
         HttpResponse<String> resp = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:"
-                                + MeshFixture.port(consumer, "upstream provider") + "/echo"))
+                                + MeshFixture.port(consumer, "upstream provider") + target))
                         .header("traceparent", "00-" + trace + "-" + span + "-01")
                         .header("x-weft-deadline-ms", deadlineMs)
                         .timeout(Duration.ofSeconds(10)).POST(HttpRequest.BodyPublishers.ofString("hello")).build(),
@@ -109,7 +111,7 @@ class ReuseAcrossRequestsTest {
         app.forcedStatus = 500;
         List<Sent> failed = new ArrayList<>();
         for (int i = 0; i < 8; i++) {
-            failed.add(call("5000"));
+            failed.add(call("/echo?failed=" + i, "5000"));
         }
         for (Sent s : failed) {
             assertThat(s.status()).isEqualTo(500);
@@ -122,10 +124,12 @@ class ReuseAcrossRequestsTest {
         app.forcedStatus = 0;
         List<Sent> ok = new ArrayList<>();
         for (int i = 0; i < 8; i++) {
-            ok.add(call(Integer.toString(7000 + i)));
-            String atApp = app.lastHeaders.get("traceparent").getFirst();
+            ok.add(call("/echo?ok=" + i, Integer.toString(7000 + i)));
+            // By this request's own target: a request of another test may reach the app late (a 504's, for one).
+            Map<String, List<String>> headers = app.headersOf("POST /echo?ok=" + i);
+            String atApp = headers.get("traceparent").getFirst();
             assertThat(atApp).startsWith("00-" + ok.get(i).trace() + "-").doesNotContain(ok.get(i).callerSpan());
-            long deadline = Long.parseLong(app.lastHeaders.get("x-weft-deadline-ms").getFirst());
+            long deadline = Long.parseLong(headers.get("x-weft-deadline-ms").getFirst());
             assertThat(deadline).as("the deadline this request gave, less the hop").isBetween(6000L, 7000L + i);
         }
         for (Sent s : ok) {
@@ -157,23 +161,29 @@ class ReuseAcrossRequestsTest {
     void eachHeadOnAConnectionCarriesItsOwnFieldsOnlyInBothDirections() throws Exception {
         URI base = URI.create("http://127.0.0.1:" + MeshFixture.port(consumer, "upstream provider"));
         for (int round = 0; round < 3; round++) {
-            HttpResponse<byte[]> big = http.send(HttpRequest.newBuilder(base.resolve("/big?bytes=10"))
+            // Each request has a target of its own: the app keeps the header fields of each apart, so a request of
+            // another test reaching it late (a 504's, for one) cannot stand in for this one.
+            String bigTarget = "/big/round-" + round + "?bytes=10";
+            HttpResponse<byte[]> big = http.send(HttpRequest.newBuilder(base.resolve(bigTarget))
                     .header("x-first", "a" + round).header("x-shared", "one").timeout(Duration.ofSeconds(10)).build(),
                     HttpResponse.BodyHandlers.ofByteArray());
             assertThat(big.statusCode()).isEqualTo(200);
             assertThat(big.body()).hasSize(10);
-            assertThat(app.lastHeaders).containsKeys("x-first", "x-shared").doesNotContainKey("x-second");
-            assertThat(app.lastHeaders.get("x-first")).containsExactly("a" + round);
+            Map<String, List<String>> first = app.headersOf("GET " + bigTarget);
+            assertThat(first).containsKeys("x-first", "x-shared").doesNotContainKey("x-second");
+            assertThat(first.get("x-first")).containsExactly("a" + round);
             assertThat(big.headers().firstValue("content-type")).hasValue("application/octet-stream");
             assertThat(big.headers().firstValue("x-app")).isEmpty();
 
-            HttpResponse<String> echo = http.send(HttpRequest.newBuilder(base.resolve("/echo"))
+            String echoTarget = "/echo?round=" + round + "-second";
+            HttpResponse<String> echo = http.send(HttpRequest.newBuilder(base.resolve(echoTarget))
                     .header("x-second", "b" + round).timeout(Duration.ofSeconds(10))
                     .POST(HttpRequest.BodyPublishers.ofString("hello")).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(echo.statusCode()).isEqualTo(200);
             assertThat(echo.body()).startsWith("5 ");
-            assertThat(app.lastHeaders).containsKey("x-second").doesNotContainKeys("x-first", "x-shared");
-            assertThat(app.lastHeaders.get("x-second")).containsExactly("b" + round);
+            Map<String, List<String>> second = app.headersOf("POST " + echoTarget);
+            assertThat(second).containsKey("x-second").doesNotContainKeys("x-first", "x-shared");
+            assertThat(second.get("x-second")).containsExactly("b" + round);
             assertThat(echo.headers().firstValue("content-type")).hasValue("text/plain");
             assertThat(echo.headers().firstValue("x-app")).hasValue("test");
             assertThat(echo.headers().firstValue("transfer-encoding")).isEmpty();

@@ -156,10 +156,10 @@ class SidecarIdentityTest {
     void aStrictSidecarWhoseControlPlaneIsAwayGivesUpAfterTenSecondsSayingSo() throws Exception {
         startControlPlane(Duration.ofHours(1), 0);
         Path tokenFile = tokenFile(token("provider", false));
-        int away;
-        try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-            away = s.getLocalPort();   // closed again below: nothing listens there
-        }
+        // Nothing listens there, and nothing can until the test ends (the sidecar's own listeners bind port 0 meanwhile).
+        dev.weft.testing.HeldPort awayPort = dev.weft.testing.LoopbackPorts.held();
+        started.add(awayPort);
+        int away = awayPort.port();
         TestApp app = new TestApp();
         started.add(app);
         Sidecar sidecar = new Sidecar(SidecarConfig.builder("provider", app.address())
@@ -176,7 +176,11 @@ class SidecarIdentityTest {
 
     @Test
     void renewalFailuresAreCountedAndRetriedUntilTheControlPlaneIsBack() throws Exception {
-        ControlPlane control = startControlPlane(Duration.ofSeconds(10), 0);
+        // Held until the test ends: while the control plane is away, nothing else can be given its port (a listener
+        // binding port 0, the sidecar's own reconnecting client), and it binds the port again all the same.
+        dev.weft.testing.HeldPort held = dev.weft.testing.LoopbackPorts.held();
+        started.add(held);
+        ControlPlane control = startControlPlane(Duration.ofSeconds(10), held.port());
         Sidecar sidecar = sidecar("provider", tokenFile(token("provider", false)), "permissive");
         await().atMost(Duration.ofSeconds(10)).until(() -> sidecar.identity().current() != null);
         WorkloadCertificate first = sidecar.identity().current();

@@ -8,7 +8,9 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -19,10 +21,12 @@ import java.util.zip.CRC32;
 
 /**
  * The application behind a provider sidecar in tests: the JDK's HTTP server on virtual threads, on a port the OS
- * picks. Routes: /echo (answers the request's byte count and CRC32, and reports the headers it saw), /caller (answers
- * the x-weft-caller it was sent, "-" for none: free of the races of the shared header map), /slow?ms=N,
- * /hold (answers once the test calls {@link #release()}), /big?bytes=N (a streamed answer of N bytes). It records the
- * highest number of requests it had in flight.
+ * picks. Routes: /caller (answers the x-weft-caller it was sent, "-" for none), /slow?ms=N, /hold (answers once the
+ * test calls {@link #release()}), /big?bytes=N (a streamed answer of N bytes), each also under a longer path
+ * (/slow/mine?ms=N), and anything else echoes (answers the request's byte count, CRC32, method and target). So each
+ * test's requests can have targets of their own: the app records, by exact method and target, how many arrived and
+ * the header fields of the last one ({@link #arrivals}, {@link #headersOf}). It also records the highest number of
+ * requests it had in flight.
  */
 final class TestApp implements AutoCloseable {
     final HttpServer server;
@@ -31,7 +35,12 @@ final class TestApp implements AutoCloseable {
     final AtomicInteger served = new AtomicInteger();
     /** Of {@link #served}, the sidecar's own health checks (User-Agent weft-health-check). */
     final AtomicInteger healthChecks = new AtomicInteger();
-    final Map<String, List<String>> lastHeaders = new ConcurrentHashMap<>();
+    /**
+     * The header fields (names lower-cased) of the last request to each method and target ("POST /echo?x"), recorded
+     * on arrival: a test reads what its own request carried, which no other request can overwrite (a previous test's
+     * request that reaches the app late, a retry, a health check). Read it with {@link #headersOf}.
+     */
+    private final Map<String, Map<String, List<String>>> headersByTarget = new ConcurrentHashMap<>();
     /** Requests served by the x-weft-caller they came with ("-" for none): what reached the app, by caller. */
     final Map<String, AtomicInteger> servedByCaller = new ConcurrentHashMap<>();
     /**
@@ -65,15 +74,33 @@ final class TestApp implements AutoCloseable {
         return server.getAddress();
     }
 
+    /** How many requests to exactly this method and target ("GET /echo?n=1") have reached the app so far. */
+    int arrivals(String methodAndTarget) {
+        AtomicInteger n = arrived.get(methodAndTarget);
+        return n == null ? 0 : n.get();
+    }
+
+    /** The header fields of the last request to this method and target; fails if none has reached the app. */
+    Map<String, List<String>> headersOf(String methodAndTarget) {
+        Map<String, List<String>> h = headersByTarget.get(methodAndTarget);
+        if (h == null) {
+            throw new AssertionError("no request '" + methodAndTarget + "' reached the app; it saw "
+                    + headersByTarget.keySet());
+        }
+        return h;
+    }
+
     private void handle(HttpExchange ex) throws IOException {
         int n = inFlight.incrementAndGet();
         maxInFlight.accumulateAndGet(n, Math::max);
         try {
-            lastHeaders.clear();
-            ex.getRequestHeaders().forEach((k, v) -> lastHeaders.put(k.toLowerCase(), v));
+            String target = ex.getRequestMethod() + " " + ex.getRequestURI();
+            Map<String, List<String>> headers = new HashMap<>();
+            ex.getRequestHeaders().forEach((k, v) -> headers.put(k.toLowerCase(Locale.ROOT), List.copyOf(v)));
+            headersByTarget.put(target, Map.copyOf(headers)); // before the count: who awaits the count sees them
             String caller = ex.getRequestHeaders().getFirst("x-weft-caller");
             servedByCaller.computeIfAbsent(caller == null ? "-" : caller, c -> new AtomicInteger()).incrementAndGet();
-            arrived.computeIfAbsent(ex.getRequestMethod() + " " + ex.getRequestURI(), t -> new AtomicInteger()).incrementAndGet();
+            arrived.computeIfAbsent(target, t -> new AtomicInteger()).incrementAndGet();
             String path = ex.getRequestURI().getPath();
             String q = ex.getRequestURI().getQuery();
             long count = 0;

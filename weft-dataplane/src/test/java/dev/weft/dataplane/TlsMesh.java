@@ -6,6 +6,8 @@ import dev.weft.control.ca.Pem;
 import dev.weft.dataplane.security.MtlsMode;
 import dev.weft.dataplane.security.SidecarIdentity;
 import dev.weft.dataplane.security.WorkloadCertificate;
+import dev.weft.testing.HeldPort;
+import dev.weft.testing.LoopbackPorts;
 import org.bouncycastle.asn1.x500.X500Name;
 import org.bouncycastle.asn1.x509.Extension;
 import org.bouncycastle.asn1.x509.GeneralName;
@@ -46,6 +48,12 @@ final class TlsMesh implements AutoCloseable {
     CertificateAuthority ca;
     ControlPlane control;
     final int controlPort;
+    /**
+     * The control plane's port, held until the mesh closes: stopped for a restart, the control plane frees it, and a
+     * sidecar's listener binding port 0 or its reconnecting registry client could otherwise be given it meanwhile.
+     * The control plane binds it all the same (its listener allows address reuse).
+     */
+    private final HeldPort heldControlPort = LoopbackPorts.held();
     private final List<AutoCloseable> started = new ArrayList<>();
     final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
@@ -53,7 +61,8 @@ final class TlsMesh implements AutoCloseable {
         this.dir = dir;
         ca = CertificateAuthority.open(dir.resolve("ca"), CertificateAuthority.Settings.defaults().withCertTtl(certTtl));
         control = new ControlPlane().authority(ca);
-        controlPort = control.start(new InetSocketAddress("127.0.0.1", 0), dir.resolve("data")).getPort();
+        controlPort = control.start(new InetSocketAddress("127.0.0.1", heldControlPort.port()), dir.resolve("data"))
+                .getPort();
     }
 
     /**
@@ -181,5 +190,6 @@ final class TlsMesh implements AutoCloseable {
         }
         control.close();
         http.close();
+        heldControlPort.close();
     }
 }

@@ -114,7 +114,7 @@ class UntrustedHeadersSocketTest {
             int port = consumerPort(mesh, consumerApp);
 
             assertThat(post(port, "/orders", "x-weft-caller", "web").statusCode()).isEqualTo(200);
-            assertThat(app.lastHeaders.get("x-weft-caller")).as("the sidecar names its own service").containsExactly("consumer");
+            assertThat(app.headersOf("POST /orders").get("x-weft-caller")).as("the sidecar names its own service").containsExactly("consumer");
             assertThat(served(app, "web")).isZero();
 
             // Only web may call: consumer's app claiming to be web is still consumer, and denied.

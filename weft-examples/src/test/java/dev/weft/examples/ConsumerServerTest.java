@@ -1,11 +1,11 @@
 package dev.weft.examples;
 
+import dev.weft.testing.HeldPort;
+import dev.weft.testing.LoopbackPorts;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -82,7 +83,7 @@ class ConsumerServerTest {
         }
 
         for (int i = 0; i < responses.size(); i++) {
-            HttpResponse<String> response = responses.get(i).get();
+            HttpResponse<String> response = responses.get(i).get(30, TimeUnit.SECONDS);
             assertThat(response.statusCode()).isEqualTo(200);
             assertThat(response.body()).isEqualTo(String.valueOf(("data-" + i).hashCode()));
         }
@@ -91,20 +92,19 @@ class ConsumerServerTest {
 
     @Test
     void answers502WithAOneLineReasonWhenTheProviderIsDown() throws Exception {
-        int deadPort;
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            deadPort = socket.getLocalPort();
+        // Held until the calls are answered: a port picked and closed could be taken by another bind meanwhile.
+        try (HeldPort dead = LoopbackPorts.held()) {
+            URI deadProvider = URI.create("http://127.0.0.1:" + dead.port());
+            startConsumer(deadProvider, Duration.ofSeconds(5));
+
+            HttpResponse<String> first = call("anything");
+            HttpResponse<String> second = call("again");
+
+            assertThat(first.statusCode()).isEqualTo(502);
+            assertThat(first.body()).startsWith("consumer: cannot connect to provider " + deadProvider)
+                    .doesNotContain("\n");
+            assertThat(second.statusCode()).isEqualTo(502);
         }
-        URI deadProvider = URI.create("http://127.0.0.1:" + deadPort);
-        startConsumer(deadProvider, Duration.ofSeconds(5));
-
-        HttpResponse<String> first = call("anything");
-        HttpResponse<String> second = call("again");
-
-        assertThat(first.statusCode()).isEqualTo(502);
-        assertThat(first.body()).startsWith("consumer: cannot connect to provider " + deadProvider)
-                .doesNotContain("\n");
-        assertThat(second.statusCode()).isEqualTo(502);
     }
 
     @Test

@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -87,7 +88,7 @@ class ProviderServerTest {
         assertThat(refused.statusCode()).isEqualTo(503);
         assertThat(refused.body()).contains("limit of 2");
         for (CompletableFuture<HttpResponse<String>> response : held) {
-            assertThat(response.get().statusCode()).isEqualTo(200);
+            assertThat(response.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
         }
         ProviderStats stats = provider.stats();
         assertThat(stats.served()).isEqualTo(2);

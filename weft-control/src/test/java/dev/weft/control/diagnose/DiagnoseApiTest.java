@@ -134,14 +134,14 @@ class DiagnoseApiTest {
     @Test
     void the_command_says_which_control_plane_it_could_not_reach() throws Exception {
         java.io.StringWriter err = new java.io.StringWriter();
-        int port;
-        try (java.net.ServerSocket free = new java.net.ServerSocket(0)) {
-            port = free.getLocalPort();
+        // Held until the command has tried: a port picked and closed could be taken by another bind meanwhile.
+        try (dev.weft.testing.HeldPort away = dev.weft.testing.LoopbackPorts.held()) {
+            int port = away.port();
+            int code = new picocli.CommandLine(new dev.weft.control.cli.DiagnoseCommand())
+                    .setErr(new java.io.PrintWriter(err)).execute("--control", "127.0.0.1:" + port);
+            assertThat(code).isEqualTo(1);
+            assertThat(err.toString()).startsWith("weft diagnose: cannot reach http://127.0.0.1:" + port + "/v1/diagnose");
         }
-        int code = new picocli.CommandLine(new dev.weft.control.cli.DiagnoseCommand()).setErr(new java.io.PrintWriter(err))
-                .execute("--control", "127.0.0.1:" + port);
-        assertThat(code).isEqualTo(1);
-        assertThat(err.toString()).startsWith("weft diagnose: cannot reach http://127.0.0.1:" + port + "/v1/diagnose");
         assertThat(new picocli.CommandLine(new dev.weft.control.cli.DiagnoseCommand()).setErr(new java.io.PrintWriter(err))
                 .execute("--control", "ftp://x")).as("a bad address is a usage error").isEqualTo(2);
     }

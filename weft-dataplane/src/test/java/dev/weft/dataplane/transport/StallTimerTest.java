@@ -11,9 +11,13 @@ import org.junit.jupiter.api.Test;
 
 import java.net.InetSocketAddress;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -100,17 +104,27 @@ class StallTimerTest {
             stopped.watch.time(channel, TIMEOUT);
             stopped.watch.time(channel, 0);
         });
-        // Progress every 20 ms for 600 ms: three times the timeout in all, never a tenth of it without progress.
-        long lastProgress = 0;
-        for (int i = 0; i < 30; i++) {
-            Thread.sleep(20);
-            lastProgress = System.nanoTime(); // before the progress itself, so that the stall is measured from after it
-            onLoop(busy.watch::progressed);
-        }
-        assertThat(stalls).as("nothing stalled while progress came").isEmpty();
+        // Progress every 20 ms for 600 ms: three times the timeout in all, never a tenth of it without progress. Made
+        // by a task on the loop at a fixed rate, not sent from this thread: a pause of this thread longer than the
+        // timeout (a loaded machine) left the ticks without progress. A pause of the loop cannot: the progress due
+        // before a tick runs before it, overdue tasks running in the order they were due.
+        AtomicInteger left = new AtomicInteger(30);
+        AtomicLong lastProgress = new AtomicLong();
+        CompletableFuture<List<String>> stallsWhileProgressing = new CompletableFuture<>();
+        ScheduledFuture<?> progress = loop.scheduleAtFixedRate(() -> {
+            if (left.getAndDecrement() > 0) {
+                lastProgress.set(System.nanoTime()); // before the progress, so the stall is measured from after it
+                busy.watch.progressed();
+            } else {
+                stallsWhileProgressing.complete(List.copyOf(stalls)); // on the loop, where stalls are reported
+            }
+        }, 20, 20, TimeUnit.MILLISECONDS);
+        List<String> stalledMeanwhile = stallsWhileProgressing.get(10, TimeUnit.SECONDS);
+        progress.cancel(false);
+        assertThat(stalledMeanwhile).as("nothing stalled while progress came").isEmpty();
 
         assertThat(busy.stalled.await(5, TimeUnit.SECONDS)).isTrue();
-        assertThat(busy.stalledAt - lastProgress).isGreaterThanOrEqualTo(TIMEOUT);
+        assertThat(busy.stalledAt - lastProgress.get()).isGreaterThanOrEqualTo(TIMEOUT);
         afterTicks(30);
         assertThat(stalls).containsExactly("busy");
     }

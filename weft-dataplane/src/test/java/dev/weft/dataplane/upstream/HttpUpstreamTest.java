@@ -5,6 +5,8 @@ import dev.weft.dataplane.http.ResponseHead;
 import dev.weft.dataplane.transport.Transport;
 import dev.weft.protocol.WmpHeaders;
 import dev.weft.registry.Endpoint;
+import dev.weft.testing.HeldPort;
+import dev.weft.testing.LoopbackPorts;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.EventLoop;
@@ -158,19 +160,19 @@ class HttpUpstreamTest {
 
     @Test
     void aDialToAPortWhereNothingListensFailsWithConnectException() throws Exception {
-        int closedPort;
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            closedPort = s.getLocalPort();
+        // Held until the dial has failed: a port picked and closed could be taken by another bind meanwhile.
+        try (HeldPort closed = LoopbackPorts.held()) {
+            HttpUpstream upstream = new HttpUpstream(transport, "app");
+            Endpoint gone = new Endpoint("app", "gone", "127.0.0.1", closed.port(), 1, 0, Map.of());
+
+            Future<UpstreamCall> f = loop.submit(() -> upstream.open(loop, gone, gone.address(), new Recorder()))
+                    .get(5, TimeUnit.SECONDS);
+
+            assertThat(f.await(5, TimeUnit.SECONDS)).isTrue();
+            assertThat(f.cause()).isInstanceOf(Upstream.ConnectException.class)
+                    .hasMessageContaining("not accepting connections");
+            assertThat(upstream.connectFailures()).isEqualTo(1);
         }
-        HttpUpstream upstream = new HttpUpstream(transport, "app");
-        Endpoint gone = new Endpoint("app", "gone", "127.0.0.1", closedPort, 1, 0, Map.of());
-
-        Future<UpstreamCall> f = loop.submit(() -> upstream.open(loop, gone, gone.address(), new Recorder()))
-                .get(5, TimeUnit.SECONDS);
-
-        assertThat(f.await(5, TimeUnit.SECONDS)).isTrue();
-        assertThat(f.cause()).isInstanceOf(Upstream.ConnectException.class).hasMessageContaining("not accepting connections");
-        assertThat(upstream.connectFailures()).isEqualTo(1);
     }
 
     // ---- calls, made on the loop as the exchange makes them ----

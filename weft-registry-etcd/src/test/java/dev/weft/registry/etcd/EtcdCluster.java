@@ -2,6 +2,7 @@ package dev.weft.registry.etcd;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.weft.testing.HeldPort;
 import dev.weft.testing.LoopbackPorts;
 
 import java.io.IOException;
@@ -47,6 +48,7 @@ final class EtcdCluster implements AutoCloseable {
     }
 
     final List<Member> members = new ArrayList<>();
+    private final List<HeldPort> heldPorts = new ArrayList<>();
     private final Path dir;
     private final Tls tls;
     private final Timing timing;
@@ -64,9 +66,8 @@ final class EtcdCluster implements AutoCloseable {
     static EtcdCluster start(int size, Path dir, Timing timing, Tls tls) throws Exception {
         EtcdCluster cluster = new EtcdCluster(dir, timing, tls);
         try {
-            int[] ports = LoopbackPorts.distinct(2 * size);   // all distinct: a member once got one port twice
             for (int i = 0; i < size; i++) {
-                cluster.members.add(cluster.new Member(i, ports[2 * i], ports[2 * i + 1]));
+                cluster.members.add(cluster.new Member(i, cluster.hold(), cluster.hold()));
             }
             String initial = cluster.members.stream().map(m -> m.name + "=" + m.peerUrl())
                     .collect(Collectors.joining(","));
@@ -162,10 +163,29 @@ final class EtcdCluster implements AutoCloseable {
         return kvs.isEmpty() ? null : Long.toHexString(kvs.get(0).path("lease").asLong());
     }
 
+    /**
+     * A port for a member, held until the cluster closes (see {@link HeldPort}): etcd binds it all the same (Go's
+     * listeners allow address reuse), and nothing else can be given it, before the first start or between a kill and
+     * a restart; a client reconnecting to a killed member cannot get it as its own local port either. Picked and
+     * closed instead, a member once got one port twice (two picks in a row returned the same port).
+     */
+    private int hold() throws IOException {
+        HeldPort p = LoopbackPorts.held();
+        heldPorts.add(p);
+        return p.port();
+    }
+
     @Override
     public void close() {
         for (Member m : members) {
             m.kill();
+        }
+        for (HeldPort p : heldPorts) {
+            try {
+                p.close();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
         }
     }
 

@@ -9,13 +9,14 @@ import dev.weft.registry.Registration;
 import dev.weft.registry.Registries;
 import dev.weft.registry.Registry;
 import dev.weft.registry.Watch;
+import dev.weft.testing.HeldPort;
+import dev.weft.testing.LoopbackPorts;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -331,16 +332,16 @@ class EtcdControlPlaneTest {
 
     @Test
     void a_control_plane_cannot_start_on_an_etcd_it_cannot_reach_and_says_which() throws Exception {
-        int port;
-        try (ServerSocket s = new ServerSocket(0)) {
-            port = s.getLocalPort();
+        // Held until the open has given up: a port picked and closed could be taken by another bind meanwhile.
+        try (HeldPort away = LoopbackPorts.held()) {
+            int port = away.port();
+            String url = "etcd://127.0.0.1:" + port;
+            assertThatThrownBy(() -> ControlBackendProvider.open(url, Duration.ofSeconds(1)))
+                    .isInstanceOf(IOException.class)
+                    .hasMessageContaining("gave up after 1000 ms")
+                    .hasMessageContaining("list /weft/v1/policies/")
+                    .hasMessageContaining("etcd 127.0.0.1:" + port)
+                    .hasMessageContaining("is etcd running");
         }
-        String url = "etcd://127.0.0.1:" + port;
-        assertThatThrownBy(() -> ControlBackendProvider.open(url, Duration.ofSeconds(1)))
-                .isInstanceOf(IOException.class)
-                .hasMessageContaining("gave up after 1000 ms")
-                .hasMessageContaining("list /weft/v1/policies/")
-                .hasMessageContaining("etcd 127.0.0.1:" + port)
-                .hasMessageContaining("is etcd running");
     }
 }

@@ -75,7 +75,9 @@ class EtcdOutageTest {
             Registration p1 = instance.register(endpoint("p1", 7001), TTL);
             Recorder watcher = new Recorder();
             sidecar.watch("provider", watcher);
-            Thread.sleep(1500);
+            // Until both clients have tried and failed (not a guessed time: their first attempt may be slow to fail).
+            await().atMost(Duration.ofSeconds(10)).until(() -> instance.health().lastError() != null
+                    && sidecar.health().lastError() != null);
             assertThat(p1.isRegistered()).isFalse();
             assertThat(watcher.history).as("nothing known yet, so nothing delivered").isEmpty();
             assertThat(sidecar.health().connected()).isFalse();

@@ -1,6 +1,8 @@
 package dev.weft.registry.http;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.weft.testing.HeldPort;
+import dev.weft.testing.LoopbackPorts;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -8,7 +10,6 @@ import org.junit.jupiter.api.Test;
 import java.io.OutputStream;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
@@ -106,12 +107,11 @@ class SmallHttpClientTest {
 
     @Test
     void nobodyListeningIsAConnectException() throws Exception {
-        int closedPort;
-        try (ServerSocket s = new ServerSocket(0)) {
-            closedPort = s.getLocalPort();
+        // Held until the dial has failed: a port picked and closed could be taken by another bind meanwhile.
+        try (HeldPort closed = LoopbackPorts.held()) {
+            assertThatThrownBy(() -> client.sendBlocking("GET", URI.create("http://127.0.0.1:" + closed.port() + "/"),
+                    Map.of(), null, 0, 0, Duration.ofSeconds(5))).isInstanceOf(ConnectException.class);
         }
-        assertThatThrownBy(() -> client.sendBlocking("GET", URI.create("http://127.0.0.1:" + closedPort + "/"),
-                Map.of(), null, 0, 0, Duration.ofSeconds(5))).isInstanceOf(ConnectException.class);
     }
 
     @Test

@@ -4,14 +4,14 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.weft.registry.Endpoint;
 import dev.weft.registry.Registration;
+import dev.weft.testing.HeldPort;
+import dev.weft.testing.LoopbackPorts;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import java.io.IOException;
 import java.io.OutputStream;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -169,21 +169,22 @@ class WeftRegistryClientTest {
 
     @Test
     void an_unreachable_control_plane_never_calls_the_listener_and_health_says_why() throws Exception {
-        int closedPort;
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            closedPort = s.getLocalPort();
+        // Held for the whole test: the client dials again and again, and a port picked and closed could be taken.
+        try (HeldPort closed = LoopbackPorts.held()) {
+            int closedPort = closed.port();
+            WeftRegistry registry = client(closedPort, Duration.ofSeconds(7));
+            List<List<Endpoint>> seen = new CopyOnWriteArrayList<>();
+
+            registry.watch("provider", (service, endpoints) -> seen.add(endpoints));
+            Registration registration = registry.register(
+                    new Endpoint("provider", "p1", "127.0.0.1", 7001, 1, 0, Map.of()), Duration.ofSeconds(3));
+
+            await().atMost(WAIT).until(() -> registry.health().lastError() != null);
+            await().during(Duration.ofMillis(500)).atMost(WAIT).until(seen::isEmpty);
+            assertThat(registry.health().connected()).isFalse();
+            assertThat(registry.health().lastError())
+                    .contains("cannot connect to control plane at 127.0.0.1:" + closedPort);
+            assertThat(registration.isRegistered()).isFalse();
         }
-        WeftRegistry registry = client(closedPort, Duration.ofSeconds(7));
-        List<List<Endpoint>> seen = new CopyOnWriteArrayList<>();
-
-        registry.watch("provider", (service, endpoints) -> seen.add(endpoints));
-        Registration registration = registry.register(
-                new Endpoint("provider", "p1", "127.0.0.1", 7001, 1, 0, Map.of()), Duration.ofSeconds(3));
-
-        await().atMost(WAIT).until(() -> registry.health().lastError() != null);
-        await().during(Duration.ofMillis(500)).atMost(WAIT).until(seen::isEmpty);
-        assertThat(registry.health().connected()).isFalse();
-        assertThat(registry.health().lastError()).contains("cannot connect to control plane at 127.0.0.1:" + closedPort);
-        assertThat(registration.isRegistered()).isFalse();
     }
 }
