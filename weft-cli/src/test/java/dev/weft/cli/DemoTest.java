@@ -33,6 +33,11 @@ class DemoTest {
         run = dir.resolve("demo");
         experiment = Experiment.start(ExperimentSettings.defaults().withDataPlane(WeftDataPlane.demo())
                 .withRunDir(run).withKeepLogs(true).withStartTimeout(Duration.ofSeconds(60)));
+        // The topology's first requests (each sidecar's first mTLS dials, cold code on nine cold JVMs) are not what any
+        // test here is about. On a loaded machine they took over the generator's 5 s timeout while the first test's 2 s
+        // warm-up was already over (4 of 121 in a fresh-clone run at load ~20), whichever test came first. This load is
+        // not measured: each test still requires every request of its own window to succeed.
+        experiment.measure(8, Duration.ZERO, Duration.ofSeconds(4));
     }
 
     @AfterAll
