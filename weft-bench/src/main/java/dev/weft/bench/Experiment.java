@@ -441,15 +441,17 @@ public final class Experiment implements AutoCloseable {
 
     /**
      * One continuous load: a warm-up of at most {@code cap}, ended as soon as {@link RateSettle} finds two 5 s windows
-     * in a row within 5 % of each other, then {@code duration} measured on the same connections. With the built-in
-     * generator only: wrk reports no seconds, so its warm-up would run to the cap.
+     * in a row within 5 % of each other with the proxies' JIT settled in the last, then {@code duration} measured on
+     * the same connections. With the built-in generator only: wrk reports no seconds, so its warm-up would run to the
+     * cap.
      */
     public Settled measureAfterWarmUp(int connections, Duration cap, Duration duration) throws InterruptedException {
         if (!cap.isZero()) {
             say("warm-up: at most " + Durations.format(cap) + ", until two " + RateSettle.WINDOW.toSeconds()
-                    + " s windows in a row are within " + Math.round(RateSettle.WITHIN * 100) + "%");
+                    + " s windows in a row are within " + Math.round(RateSettle.WITHIN * 100) + "% and the sidecars'"
+                    + " JIT used under " + Math.round(JitSettle.SETTLED_SHARE * 100) + "% of their CPU in the last");
         }
-        RateSettle settle = new RateSettle();
+        RateSettle settle = new RateSettle(JitSettle.Meter.of(topology.proxies()));
         ExperimentResult result = measure(connections, cap, duration, settle);
         return new Settled(result, cap.isZero() ? RateSettle.Outcome.NONE : settle.outcome());
     }
