@@ -32,6 +32,7 @@ final class RateSettle {
      * @param took     unrecorded load it ran
      * @param previous the rate of the window before the last (NaN if fewer than two ended)
      * @param last     the rate of the last window (NaN if none ended)
+     * @param jitShare the proxies' JIT's share of their CPU in the last window (NaN without a meter or a window)
      * @param capped   whether it stopped at the cap, not yet stable
      */
     record Outcome(Duration took, double previous, double last, double jitShare, boolean capped) {
@@ -64,11 +65,6 @@ final class RateSettle {
     private double previous = Double.NaN;
     private double last = Double.NaN;
     private boolean stable;
-
-    /** Judges by the rate alone. */
-    RateSettle() {
-        this(null);
-    }
 
     /** @param meter the proxies' CPU, to wait for their JIT as well; null for the rate alone */
     RateSettle(JitSettle.Meter meter) {

@@ -29,7 +29,7 @@ class RateSettleTest {
 
     @Test
     void aClimbingRateKeepsWarmingUpUntilTwoWindowsAgree() {
-        RateSettle settle = new RateSettle();
+        RateSettle settle = new RateSettle(null);
         assertThat(feed(settle, 900, 2_100, 3_300, 4_800, 4_950, 9_999)).isEqualTo(4);
         RateSettle.Outcome o = settle.outcome();
         assertThat(o.capped()).isFalse();
@@ -79,7 +79,7 @@ class RateSettleTest {
 
     @Test
     void stableIsNotSaidBeforeAWindowEnds() {
-        RateSettle settle = new RateSettle();
+        RateSettle settle = new RateSettle(null);
         feed(settle, 5_000);
         for (int s = 0; s < 4; s++) {
             assertThat(settle.second(1.0, 5_000)).as("second %d of the second window", s + 1).isFalse();
@@ -89,7 +89,7 @@ class RateSettleTest {
 
     @Test
     void aRateThatNeverSettlesEndsAtTheCapAndSaysSo() {
-        RateSettle settle = new RateSettle();
+        RateSettle settle = new RateSettle(null);
         assertThat(feed(settle, 1_000, 2_000, 3_000)).isEqualTo(-1);
         assertThat(settle.outcome().capped()).isTrue();
         assertThat(settle.outcome().describe())
@@ -98,7 +98,7 @@ class RateSettleTest {
 
     @Test
     void aWindowsRateIsOverTheTimeItCovered() {
-        RateSettle settle = new RateSettle();
+        RateSettle settle = new RateSettle(null);
         // Seconds that ran long (a busy machine): 4 ticks of 1.25 s make one window of 5 s.
         for (int s = 0; s < 4; s++) {
             settle.second(1.25, 5_000);
@@ -108,23 +108,23 @@ class RateSettleTest {
 
     @Test
     void aCapShorterThanAWindowAndNoWarmUpAreSaidPlainly() {
-        RateSettle settle = new RateSettle();
+        RateSettle settle = new RateSettle(null);
         settle.second(1.0, 500);
         settle.second(1.0, 500);
         assertThat(settle.outcome().capped()).isTrue();
         assertThat(settle.outcome().describe()).isEqualTo("2 s, the cap, not yet stable (no whole window)");
-        assertThat(new RateSettle().outcome()).isSameAs(RateSettle.Outcome.NONE);
+        assertThat(new RateSettle(null).outcome()).isSameAs(RateSettle.Outcome.NONE);
         assertThat(RateSettle.Outcome.NONE.describe()).isEqualTo("none");
     }
 
     @Test
     void noSuccessesIsNeverStable() {
-        assertThat(feed(new RateSettle(), 0, 0, 0)).isEqualTo(-1);
+        assertThat(feed(new RateSettle(null), 0, 0, 0)).isEqualTo(-1);
     }
 
     @Test
     void asTheGeneratorsListenerItPassesEverythingOnAndCountsOnlyTheWarmUp() {
-        RateSettle settle = new RateSettle();
+        RateSettle settle = new RateSettle(null);
         List<String> seen = new ArrayList<>();
         LoadGenerator.PhaseListener l = settle.around(new LoadGenerator.PhaseListener() {
             @Override
