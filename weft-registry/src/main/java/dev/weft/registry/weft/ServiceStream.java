@@ -7,6 +7,7 @@ import dev.weft.registry.EndpointListener;
 import dev.weft.registry.Watch;
 
 import dev.weft.registry.http.SmallHttpClient;
+import dev.weft.registry.http.StreamListener;
 
 import java.io.IOException;
 import java.util.ArrayList;
@@ -176,7 +177,7 @@ final class ServiceStream {
     }
 
     /** Receives the lines of one attempt on the HTTP client's event loop and hands them to the event thread. */
-    private final class Lines implements SmallHttpClient.StreamListener {
+    private final class Lines implements StreamListener {
         private final long gen;
 
         Lines(long gen) {

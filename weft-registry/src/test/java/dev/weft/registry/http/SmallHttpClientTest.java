@@ -118,7 +118,7 @@ class SmallHttpClientTest {
     void aStreamDeliversEachLineAsItArrivesThenItsEnd() throws Exception {
         List<String> lines = new CopyOnWriteArrayList<>();
         CompletableFuture<Throwable> end = new CompletableFuture<>();
-        client.stream(uri("/lines"), Map.of(), new SmallHttpClient.StreamListener() {
+        client.stream(uri("/lines"), Map.of(), new StreamListener() {
             @Override
             public void onLine(String line) {
                 lines.add(line);
@@ -142,7 +142,7 @@ class SmallHttpClientTest {
     void aStreamRefusedWithAnErrorStatusGetsItsBodyAndEnds() throws Exception {
         CompletableFuture<String> refused = new CompletableFuture<>();
         CompletableFuture<Throwable> end = new CompletableFuture<>();
-        client.stream(uri("/refuse"), Map.of(), new SmallHttpClient.StreamListener() {
+        client.stream(uri("/refuse"), Map.of(), new StreamListener() {
             @Override
             public void onLine(String line) {
                 refused.complete("unexpected line " + line);
