@@ -41,7 +41,9 @@ final class FootprintBench {
     private static final Duration SETTLE = Duration.ofSeconds(5);
     private static final Pattern LISTENING = Pattern.compile("listening on [^:\\s]+:(\\d+)");
 
-    record Settings(int starts, int services, Duration startTimeout, Path runDir, Consumer<String> say) {}
+    /** @param jvmAdd JVM options appended to the sidecar's own and its AOT cache, for experiments (JIT, logging) */
+    record Settings(int starts, int services, Duration startTimeout, Path runDir, Consumer<String> say,
+                    List<String> jvmAdd) {}
 
     /** One sidecar start: wall time, process CPU and the part of it the JIT compiler threads used, until ready. */
     record Start(Duration ready, Duration cpu, Duration jitCpu) {}
@@ -161,6 +163,7 @@ final class FootprintBench {
         args.addAll(List.of("--mtls", "off", "--token-file", token.toString()));
         List<String> jvm = new ArrayList<>(SidecarJvm.options());
         SidecarJvm.aotCache(jvm).ifPresent(cache -> jvm.add("-XX:AOTCache=" + cache));
+        jvm.addAll(settings.jvmAdd());
         return launch("sidecar-" + next++, jvm, args);
     }
 
@@ -227,7 +230,9 @@ final class FootprintBench {
         out.append("Run ").append(when).append(" on ").append(Runtime.getRuntime().availableProcessors())
                 .append(" CPUs (load average ").append(String.format(Locale.ROOT, "%.2f", ProcStats.loadAverage()))
                 .append(" at the end). Sidecars run as `./weft sidecar` runs them: ")
-                .append(String.join(" ", SidecarJvm.options())).append(", with the AOT cache when ./weft trained one.\n\n");
+                .append(String.join(" ", SidecarJvm.options())).append(", with the AOT cache when ./weft trained one")
+                .append(s.jvmAdd().isEmpty() ? "" : ", then `" + String.join(" ", s.jvmAdd()) + "` (--sidecar-jvm-add)")
+                .append(".\n\n");
         out.append("## Ready\n\n").append(s.starts()).append(" starts, one after the other, with the control plane and")
                 .append(" the app up; from process start to `/ready` 200 (polled every 5 ms), and the process's CPU")
                 .append(" until then, all threads, and of it the JIT compiler threads'.\n\n")

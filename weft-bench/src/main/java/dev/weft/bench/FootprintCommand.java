@@ -11,6 +11,7 @@ import java.time.Instant;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
+import java.util.List;
 import java.util.concurrent.Callable;
 
 /** {@code weft bench footprint}: see {@link FootprintBench}. */
@@ -32,6 +33,12 @@ public final class FootprintCommand implements Callable<Integer> {
             description = "How long a sidecar may take to be ready (default: ${DEFAULT-VALUE}).")
     Duration startTimeout;
 
+    @Option(names = "--sidecar-jvm-add", paramLabel = "OPTIONS",
+            description = "JVM options added after the sidecar's own and its AOT cache, to measure a lever (JIT "
+                    + "thresholds, logging); the JVM refuses the cache, and says so in the sidecar's log, if one of "
+                    + "them changes what the cache holds.")
+    String sidecarJvmAdd;
+
     @Option(names = "--results", paramLabel = "DIR",
             description = "Folder for footprint.md (default: weft-bench/results/DATE-footprint when run from the "
                     + "project, else bench-results/DATE-footprint).")
@@ -48,7 +55,8 @@ public final class FootprintCommand implements Callable<Integer> {
         Path runDir = Files.createTempDirectory("weft-footprint-");
         String when = Instant.now().truncatedTo(ChronoUnit.SECONDS).toString();
         FootprintBench.Settings settings = new FootprintBench.Settings(starts, services, startTimeout, runDir,
-                line -> System.err.println("bench footprint: " + line));
+                line -> System.err.println("bench footprint: " + line),
+                sidecarJvmAdd == null || sidecarJvmAdd.isBlank() ? List.of() : List.of(sidecarJvmAdd.strip().split("\\s+")));
         FootprintBench.Result r = FootprintBench.run(settings);
         String report = FootprintBench.report(r, settings, when);
         FootprintBench.write(dir, report);
