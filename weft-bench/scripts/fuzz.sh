@@ -19,8 +19,9 @@
 #
 # Paranoid leak detection stays on (the root pom's argLine), with io.netty.leakDetection.acquireAndReleaseOnly: every
 # buffer is still tracked and a leak still fails the run, and its report still shows where the buffer was allocated,
-# retained and released, but reads and writes of a buffer no longer each record a stack trace, which made the WMP
-# decoder's target spend most of its time in Throwable.fillInStackTrace (docs/operations.md, "Fuzzing").
+# retained and released, but reads and writes of a buffer no longer each record a stack trace (the WMP decoder reads
+# a frame's head and header block a byte at a time; docs/operations.md, "Fuzzing"). Each JVM
+# gets a bounded heap (1 GiB, WEFT_FUZZ_HEAP), so that unbounded allocation is a finding too.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
@@ -119,6 +120,10 @@ command -v mvn >/dev/null || { echo "fuzz: Maven (mvn) is not on PATH" >&2; exit
 OUT="${OUT:-$ROOT/weft-bench/results/$(date -u +%F)-fuzz}"
 mkdir -p "$OUT"
 [[ -f "$OUT/rounds.csv" ]] || echo "utc,target,round,executions,seconds,cov,corpus,exit" >"$OUT/rounds.csv"
+# Each JVM's heap (Maven's and the fuzzing fork's, through JDK_JAVA_OPTIONS): an input that makes the code under test
+# allocate without bound ends in an OutOfMemoryError, which Jazzer reports as a finding, instead of growing to a
+# quarter of the machine's memory.
+HEAP="${WEFT_FUZZ_HEAP:-1g}"
 # A round's bound: its fuzzing time, the build before it and Jazzer's start; past that it is a hang.
 ROUND_LIMIT=$((ROUND_SECONDS + 600))
 
@@ -150,7 +155,7 @@ for t in "${TARGETS[@]}"; do
     echo "fuzz: $name round $rounds: $total of $EXECUTIONS executions so far (log: ${log#"$ROOT"/})" >&2
     set +e
     JAZZER_FUZZ=1 JAZZER_MAX_EXECUTIONS=$((EXECUTIONS - total)) JAZZER_MAX_DURATION="$ROUND_TIME" \
-      JDK_JAVA_OPTIONS="-Dio.netty.leakDetection.acquireAndReleaseOnly=true" \
+      JDK_JAVA_OPTIONS="-Xmx$HEAP -Dio.netty.leakDetection.acquireAndReleaseOnly=true" \
       timeout --kill-after=30s "$ROUND_LIMIT" \
       mvn -B -o -Dstyle.color=never -f "$ROOT/pom.xml" -pl "$module" -am test -Dtest="$cls#$method" \
         -Dsurefire.failIfNoSpecifiedTests=false >"$log" 2>&1
