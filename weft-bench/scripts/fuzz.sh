@@ -128,8 +128,10 @@ HEAP="${WEFT_FUZZ_HEAP:-1g}"
 ROUND_LIMIT=$((ROUND_SECONDS + 600))
 
 # Fields of libFuzzer's status lines ("#1234  NEW cov: 371 ft: 912 corp: 12/5233b ...").
-last_field() { grep -aoE "$1: [0-9]+" "$2" | tail -1 | awk '{print $2}'; }
-first_field() { grep -aoE "$1: [0-9]+" "$2" | head -1 | awk '{print $2}'; }
+# (Each grep may find nothing, and pipefail is on: hence the "|| true".)
+last_field() { { grep -aoE "$1: [0-9]+" "$2" || true; } | tail -1 | awk '{print $2}'; }
+first_field() { { grep -aoE "$1: [0-9]+" "$2" || true; } | head -1 | awk '{print $2}'; }
+done_field() { { grep -aoE 'Done [0-9]+ runs in [0-9]+ second' "$2" || true; } | tail -1 | awk -v f="$1" '{print $f}'; }
 
 commas() { sed -e ':a' -e 's/\B[0-9]\{3\}\>/,&/' -e 'ta' <<<"$1"; }
 COMMAND="./weft bench fuzz --executions $EXECUTIONS --round-time $ROUND_TIME"
@@ -161,10 +163,11 @@ for t in "${TARGETS[@]}"; do
         -Dsurefire.failIfNoSpecifiedTests=false >"$log" 2>&1
     rc=$?
     set -e
-    runs="$(grep -aoE 'Done [0-9]+ runs in [0-9]+ second' "$log" | tail -1 | awk '{print $2}')"
-    secs="$(grep -aoE 'Done [0-9]+ runs in [0-9]+ second' "$log" | tail -1 | awk '{print $5}')"
+    runs="$(done_field 2 "$log")"
+    secs="$(done_field 5 "$log")"
     if [[ -z "$runs" ]]; then  # stopped by a finding: libFuzzer's last status line says how far it got
-      runs="$(grep -aoE '#[0-9]+[[:space:]]+(INITED|NEW|REDUCE|RELOAD|pulse|DONE)' "$log" | tail -1 | awk '{print substr($1, 2)}')"
+      runs="$({ grep -aoE '#[0-9]+[[:space:]]+(INITED|NEW|REDUCE|RELOAD|pulse|DONE)' "$log" || true; } | tail -1 |
+              awk '{print substr($1, 2)}')"
       secs=""
     fi
     runs="${runs:-0}"
@@ -179,7 +182,8 @@ for t in "${TARGETS[@]}"; do
                \( -name 'crash-*' -o -name 'timeout-*' -o -name 'oom-*' -o -name 'leak-*' -o -name 'slow-unit-*' \) \
                -not -path '*/.cifuzz-corpus/*' -not -path '*/target/*' 2>/dev/null | sort -u | head -5 | tr '\n' ' ')"
     if [[ -n "$crash" ]]; then
-      finding="finding: ${crash% }"
+      crash="${crash% }"
+      finding="finding: ${crash//"$ROOT"\//}"
     elif (( rc == 124 || rc == 137 )); then
       finding="round over its ${ROUND_LIMIT}s limit (a hang?), stopped: see ${log#"$ROOT"/}"
     elif (( rc != 0 )); then
