@@ -1,6 +1,7 @@
 package dev.weft.bench;
 
 import dev.weft.control.cli.DurationConverter;
+import dev.weft.dataplane.SidecarJvm;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -56,7 +57,7 @@ public final class FootprintCommand implements Callable<Integer> {
         String when = Instant.now().truncatedTo(ChronoUnit.SECONDS).toString();
         FootprintBench.Settings settings = new FootprintBench.Settings(starts, services, startTimeout, runDir,
                 line -> System.err.println("bench footprint: " + line),
-                sidecarJvmAdd == null || sidecarJvmAdd.isBlank() ? List.of() : List.of(sidecarJvmAdd.strip().split("\\s+")));
+                sidecarJvmAdd == null ? List.of() : SidecarJvm.parse(sidecarJvmAdd));
         FootprintBench.Result r = FootprintBench.run(settings);
         String report = FootprintBench.report(r, settings, when);
         FootprintBench.write(dir, report);

@@ -38,7 +38,8 @@ public final class SidecarJvm {
         }
     }
 
-    static List<String> parse(String text) {
+    /** Options as sidecar-jvm.options writes them (whitespace-separated, {@code #} comments), also for a flag's value. */
+    public static List<String> parse(String text) {
         List<String> options = new ArrayList<>();
         for (String line : text.split("\\R")) {
             int hash = line.indexOf('#');
