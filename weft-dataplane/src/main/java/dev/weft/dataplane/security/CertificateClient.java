@@ -100,6 +100,12 @@ final class CertificateClient implements AutoCloseable {
         SmallHttpClient.Response r;
         try {
             r = http.sendBlocking("POST", endpoint, JSON, json, 0, json.length, CALL_TIMEOUT);
+        } catch (javax.net.ssl.SSLHandshakeException e) {
+            if (e.getCause() instanceof java.security.cert.CertificateException) {
+                // Its certificate is not one --control-ca/--control-ca-pin trusts: trying again will not change that.
+                throw new IdentityException("control plane " + registryUrl + " is not trusted: " + e.getMessage(), e);
+            }
+            throw new IOException("control plane " + registryUrl + " unreachable: " + e.getMessage(), e);
         } catch (IOException e) {
             throw new IOException("control plane " + registryUrl + " unreachable: " + e.getMessage(), e);
         }
