@@ -83,6 +83,8 @@ public final class ApiTls implements AutoCloseable {
     });
     private volatile SslContext context;
     private volatile X509Certificate current;
+    /** The pending renewal; guarded by this object's monitor ({@link #renew} holds it). */
+    private java.util.concurrent.ScheduledFuture<?> pending;
     private final LongAdder notTls = new LongAdder();
     private final LongAdder handshakeFailures = new LongAdder();
     private final LongAdder renewals = new LongAdder();
@@ -153,10 +155,10 @@ public final class ApiTls implements AutoCloseable {
     synchronized void renew() {
         try {
             CertificateAuthority.Serving serving = ca.issueServing(dnsNames, addresses).get(10, TimeUnit.SECONDS);
-            SslContext next = SslContextBuilder.forServer(serving.key(), serving.chain()).sslProvider(SslProvider.JDK)
+            SslContext fresh = SslContextBuilder.forServer(serving.key(), serving.chain()).sslProvider(SslProvider.JDK)
                     .protocols(ControlTrust.PROTOCOL).build();
             boolean first = current == null;
-            context = next;
+            context = fresh;
             current = serving.leaf();
             if (!first) {
                 renewals.increment();
@@ -180,9 +182,13 @@ public final class ApiTls implements AutoCloseable {
         }
     }
 
+    /** One renewal pending at a time: a renewal made early (a test's) replaces the one that was due. */
     private void schedule(Duration wait) {
+        if (pending != null) {
+            pending.cancel(false);
+        }
         try {
-            renewer.schedule(this::renew, wait.toMillis(), TimeUnit.MILLISECONDS);
+            pending = renewer.schedule(this::renew, wait.toMillis(), TimeUnit.MILLISECONDS);
         } catch (java.util.concurrent.RejectedExecutionException e) {
             // closing
         }

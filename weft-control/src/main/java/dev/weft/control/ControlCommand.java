@@ -177,7 +177,7 @@ public final class ControlCommand implements Callable<Integer> {
                 ca.close();
                 throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
             }
-            describeTls(control, ca, tlsMode, spec.commandLine().getErr());
+            describeTls(control, ca, tlsMode, bound, spec.commandLine().getErr());
         } catch (java.io.IOException e) {
             spec.commandLine().getErr().println("weft control: " + e.getMessage());
             return 1;
@@ -196,7 +196,8 @@ public final class ControlCommand implements Callable<Integer> {
     }
 
     /** What clients need to know of the API's transport, and the loud line of plain HTTP off loopback. */
-    private void describeTls(ControlPlane control, CertificateAuthority ca, ApiTls.Mode mode, PrintWriter err) {
+    private void describeTls(ControlPlane control, CertificateAuthority ca, ApiTls.Mode mode, InetSocketAddress bound,
+                             PrintWriter err) {
         ApiTls tls = control.apiTls();
         if (tls != null) {
             err.println("weft control: " + tls.describe());
@@ -205,7 +206,7 @@ public final class ControlCommand implements Callable<Integer> {
                     + " (or GET /v1/trust-bundle) or --control-ca-pin " + ca.rootPin());
         } else if (!ApiTls.loopback(listen)) {
             err.println("weft control: WARNING: --api-tls " + mode.name().toLowerCase(java.util.Locale.ROOT)
-                    + " on " + format(listen) + ", which is not a loopback address: the operator token, join tokens"
+                    + " on " + format(bound) + ", which is not a loopback address: the operator token, join tokens"
                     + " and every answer cross the network in clear text, readable and replayable by anyone on the"
                     + " path. Use --api-tls on (the default, auto, does so off loopback).");
         }
