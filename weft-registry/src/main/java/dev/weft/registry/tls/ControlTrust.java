@@ -17,6 +17,7 @@ import java.security.cert.CertificateFactory;
 import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * How a client trusts a control plane that serves its API over TLS ({@code weft+tls://}, docs/security.md): the CAs
@@ -61,7 +62,6 @@ public final class ControlTrust {
      * @throws IllegalArgumentException naming the file or the pin, and what was expected
      */
     public static ControlTrust of(Path caFile, String pin) {
-        List<X509Certificate> cas = caFile == null ? List.of() : readBundle(caFile);
         SpkiPin parsed = null;
         if (pin != null) {
             try {
@@ -70,8 +70,18 @@ public final class ControlTrust {
                 throw new IllegalArgumentException("--control-ca-pin: " + e.getMessage(), e);
             }
         }
-        return new ControlTrust(cas, caFile, parsed);
+        // One trust per (file, pin) in a process: the registry client, the certificate client and the span exporter
+        // each parse the same URL, and a bundle one of them adopts after a root rotation must reach the others.
+        // A file that fails to parse is not remembered, so the next call says why again.
+        SpkiPin anchorPin = parsed;
+        String key = (caFile == null ? "" : caFile.toAbsolutePath().normalize().toString()) + "\n"
+                + (parsed == null ? "" : parsed.toString());
+        return SHARED.computeIfAbsent(key,
+                k -> new ControlTrust(caFile == null ? List.of() : readBundle(caFile), caFile, anchorPin));
     }
+
+    /** Every trust made by {@link #of}, by file and pin: a handful in a process, one per distinct flag value. */
+    private static final ConcurrentHashMap<String, ControlTrust> SHARED = new ConcurrentHashMap<>();
 
     /** Whether a CA bundle or a pin was given (else: the JDK's default trust). */
     public boolean configured() {
@@ -142,6 +152,10 @@ public final class ControlTrust {
 
     static List<X509Certificate> parse(String pem, String what) {
         List<X509Certificate> out = new ArrayList<>();
+        // The JDK's parser calls an empty or non-PEM file "No certificate data found"; say what was expected instead.
+        if (!pem.contains("-----BEGIN CERTIFICATE-----")) {
+            throw new IllegalArgumentException(what + " holds no certificate (expected PEM: -----BEGIN CERTIFICATE-----)");
+        }
         try {
             for (Certificate c : CertificateFactory.getInstance("X.509")
                     .generateCertificates(new ByteArrayInputStream(pem.getBytes(StandardCharsets.US_ASCII)))) {

@@ -47,6 +47,18 @@ class ControlPlaneUrlTest {
     }
 
     @Test
+    void everyClientOfOneUrlSharesOneTrustSoABundleOneAdoptsReachesTheOthers() {
+        // The registry client, the certificate client and the span exporter each parse the sidecar's URL; the
+        // bundle the registry client adopts after a root rotation must be trusted by the exporter's posts too.
+        ControlPlaneUrl registry = ControlPlaneUrl.parse("weft+tls://h:1?ca-pin=" + PIN);
+        ControlPlaneUrl exporter = ControlPlaneUrl.parse("weft+tls://h:1?ca-pin=" + PIN.toUpperCase().replace(
+                "SHA256:", "sha256:"));
+        assertThat(exporter.trust()).isSameAs(registry.trust());
+        assertThat(ControlPlaneUrl.parse("weft+tls://h:1?ca-pin=sha256:" + "1e".repeat(32)).trust())
+                .isNotSameAs(registry.trust());
+    }
+
+    @Test
     void aBadPinOrCaFileIsSaidWithWhatWasExpected() throws Exception {
         assertThatThrownBy(() -> ControlPlaneUrl.withTrust("weft+tls://h:1", null, "md5:abc"))
                 .hasMessageContaining("--control-ca-pin").hasMessageContaining("expected sha256:");
