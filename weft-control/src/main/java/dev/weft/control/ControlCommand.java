@@ -31,6 +31,17 @@ public final class ControlCommand implements Callable<Integer> {
             description = "Address to serve the registry API on; port 0 picks a free one (default: ${DEFAULT-VALUE}).")
     InetSocketAddress listen;
 
+    @Option(names = "--api-tls", defaultValue = "auto", paramLabel = "auto|on|off",
+            description = "Serve the API over TLS 1.3 with a certificate from the control plane's own CA: on, off, or"
+                    + " auto (default: ${DEFAULT-VALUE}): on unless --listen is a loopback address. Clients then use"
+                    + " weft+tls://HOST:PORT with --control-ca or --control-ca-pin. See docs/security.md.")
+    String apiTls;
+
+    @Option(names = "--api-san", paramLabel = "NAME|IP",
+            description = "Another DNS name or IP address for the API's certificate, beside the listen address,"
+                    + " 127.0.0.1, ::1, localhost and the host name (repeatable).")
+    java.util.List<String> apiSans = new java.util.ArrayList<>();
+
     @Option(names = "--data-dir", defaultValue = "./.weft/control", paramLabel = "DIR",
             description = "Where registrations and leases are kept across restarts (default: ${DEFAULT-VALUE});"
                     + " with --registry only the certificate authority's files (DIR/ca) live here.")
@@ -109,7 +120,14 @@ public final class ControlCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
         }
-        ControlPlane control = new ControlPlane(ControlPlane.DEFAULT_WATCH_HEARTBEAT, traceStoreSpans);
+        ApiTls.Mode tlsMode;
+        try {
+            tlsMode = ApiTls.Mode.parse(apiTls);
+        } catch (IllegalArgumentException e) {
+            throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+        }
+        ControlPlane control = new ControlPlane(ControlPlane.DEFAULT_WATCH_HEARTBEAT, traceStoreSpans)
+                .apiTls(tlsMode, apiSans);
         try {
             control.historyInterval(historyInterval);
         } catch (IllegalArgumentException e) {
@@ -153,7 +171,13 @@ public final class ControlCommand implements Callable<Integer> {
             }
             control.adminToken(admin);
             spec.commandLine().getErr().println("weft control: " + admin.describe());
-            bound = backend == null ? control.start(listen, dataDir) : control.start(listen, backend);
+            try {
+                bound = backend == null ? control.start(listen, dataDir) : control.start(listen, backend);
+            } catch (IllegalArgumentException e) {   // an --api-san that is no name or address
+                ca.close();
+                throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+            }
+            describeTls(control, ca, tlsMode, bound, spec.commandLine().getErr());
         } catch (java.io.IOException e) {
             spec.commandLine().getErr().println("weft control: " + e.getMessage());
             return 1;
@@ -169,6 +193,24 @@ public final class ControlCommand implements Callable<Integer> {
         out.flush();
         stopped.await();
         return 0;
+    }
+
+    /** What clients need to know of the API's transport, and the loud line of plain HTTP off loopback. */
+    private void describeTls(ControlPlane control, CertificateAuthority ca, ApiTls.Mode mode, InetSocketAddress bound,
+                             PrintWriter err) {
+        ApiTls tls = control.apiTls();
+        if (tls != null) {
+            err.println("weft control: " + tls.describe());
+            err.println("weft control: clients use weft+tls://HOST:PORT with --control-ca " + (caCert == null
+                    ? dataDir.resolve("ca").resolve("root.pem") : "ROOT.pem (the root of " + caCert + ")")
+                    + " (or GET /v1/trust-bundle) or --control-ca-pin " + ca.rootPin());
+        } else if (!ApiTls.loopback(listen)) {
+            err.println("weft control: WARNING: --api-tls " + mode.name().toLowerCase(java.util.Locale.ROOT)
+                    + " on " + format(bound) + ", which is not a loopback address: the operator token, join tokens"
+                    + " and every answer cross the network in clear text, readable and replayable by anyone on the"
+                    + " path. Use --api-tls on (the default, auto, does so off loopback).");
+        }
+        err.flush();
     }
 
     static String format(InetSocketAddress address) {

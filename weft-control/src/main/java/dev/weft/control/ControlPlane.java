@@ -53,7 +53,8 @@ import java.util.concurrent.TimeUnit;
  * control.close();
  * }</pre>
  *
- * <p>Every request passes {@link ApiGuard} first: writes need credentials (the operator token, a sidecar's join token
+ * <p>With {@link #apiTls} on, the API serves TLS 1.3 with a certificate from the control plane's own CA
+ * ({@link ApiTls}); otherwise plain HTTP. Every request passes {@link ApiGuard} first: writes need credentials (the operator token, a sidecar's join token
  * or a signature by its mesh certificate), and so do topology reads except from loopback with the embedded store
  * (docs/security.md).
  *
@@ -78,6 +79,11 @@ public final class ControlPlane implements AutoCloseable {
     /** The operator token; with the embedded store, DATA_DIR/admin.token unless set before start. */
     private AdminToken adminToken;
     private Duration historyInterval = HistoryScraper.DEFAULT_INTERVAL;
+    /** {@code --api-tls}; in code the default is plain HTTP, the command's is {@code auto}. */
+    private ApiTls.Mode tlsMode = ApiTls.Mode.OFF;
+    private java.util.List<String> apiSans = java.util.List.of();
+    /** The API's TLS, once started with it on; null for plain HTTP. */
+    private ApiTls tls;
     private HistoryScraper history;
     private ControlBackend store;
     private TraceApi traces;
@@ -156,6 +162,27 @@ public final class ControlPlane implements AutoCloseable {
     }
 
     /**
+     * Whether the API serves TLS ({@code --api-tls}; docs/security.md): {@code on} needs {@link #authority}, whose CA
+     * issues the serving certificate; {@code auto} is on unless the listen address is loopback. Without this call the
+     * API is plain HTTP, as tests and the demo in code want it. Call before {@link #start}.
+     *
+     * @param sans extra names for the certificate ({@code --api-san}): DNS names or IP addresses
+     */
+    public synchronized ControlPlane apiTls(ApiTls.Mode mode, java.util.List<String> sans) {
+        if (store != null) {
+            throw new IllegalStateException("set the API's TLS before start()");
+        }
+        this.tlsMode = Objects.requireNonNull(mode, "mode");
+        this.apiSans = java.util.List.copyOf(sans);
+        return this;
+    }
+
+    /** The API's TLS (its certificate, its description) when started with it on, else null. */
+    public synchronized ApiTls apiTls() {
+        return tls;
+    }
+
+    /**
      * Restores state from {@code dataDir} (created if missing) and starts serving from it: the embedded backend.
      *
      * @param listen where to listen; port 0 picks a free port
@@ -190,6 +217,21 @@ public final class ControlPlane implements AutoCloseable {
         }
         ControlBackend opened = backend;
         CertificateAuthority ca = authority;
+        ApiTls apiTls = null;
+        if (tlsMode.tlsOn(listen)) {
+            if (ca == null) {
+                backend.close();
+                throw new IllegalStateException("--api-tls " + tlsMode.name().toLowerCase(java.util.Locale.ROOT)
+                        + " on " + listen + " needs the certificate authority (authority(ca) before start())");
+            }
+            try {
+                apiTls = new ApiTls(ca, listen, apiSans);
+            } catch (RuntimeException e) {
+                backend.close();
+                throw e;
+            }
+        }
+        ApiTls serving = apiTls;
         TraceApi spans = traceStoreSpans > 0 ? new TraceApi(traceStoreSpans) : null;
         DiagnoseApi diagnose = new DiagnoseApi(spans, opened);
         HistoryScraper scraper = new HistoryScraper(opened, new History(), historyInterval);
@@ -214,6 +256,9 @@ public final class ControlPlane implements AutoCloseable {
                     @Override
                     protected void initChannel(SocketChannel ch) {
                         open.add(ch);
+                        if (serving != null) {
+                            serving.addTo(ch);   // first: no byte reaches the HTTP codec before the handshake
+                        }
                         ch.pipeline()
                                 .addLast("http", new HttpServerCodec())
                                 .addLast("body-limit", new BodyLimitSelector())
@@ -227,7 +272,8 @@ public final class ControlPlane implements AutoCloseable {
                                 .addLast("policies", new PolicyHttpHandler(opened))
                                 .addLast("diagnose", new DiagnoseHttpHandler(diagnose))
                                 .addLast("api", new ControlHttpHandler(opened, watchHeartbeat, spans, ca,
-                                        () -> ui.metricsText() + callers.metricsText(), leaseOwners));
+                                        () -> ui.metricsText() + callers.metricsText()
+                                        + (serving == null ? "" : serving.metricsText()), leaseOwners));
                     }
                 });
         ChannelFuture bind = bootstrap.bind(listen).awaitUninterruptibly();
@@ -239,6 +285,9 @@ public final class ControlPlane implements AutoCloseable {
                 spans.close();
             }
             scraper.close();
+            if (serving != null) {
+                serving.close();
+            }
             throw new IOException("cannot listen on " + listen.getHostString() + ":" + listen.getPort() + ": "
                     + bind.cause().getMessage(), bind.cause());
         }
@@ -246,6 +295,7 @@ public final class ControlPlane implements AutoCloseable {
         this.traces = spans;
         this.diagnose = diagnose;
         this.history = scraper.start();
+        this.tls = serving;
         this.group = loops;
         this.channels = open;
         this.server = bind.channel();
@@ -299,6 +349,10 @@ public final class ControlPlane implements AutoCloseable {
         if (traces != null) {
             traces.close();
             traces = null;
+        }
+        if (tls != null) {
+            tls.close();
+            tls = null;
         }
         if (authority != null) {
             authority.close();

@@ -47,7 +47,7 @@ final class IdentityApi {
             case "trust-bundle" -> {
                 ControlHttpHandler.allow(method, "/v1/trust-bundle", HttpMethod.GET);
                 yield CompletableFuture.completedFuture(Map.of("trustDomain", ca.trustDomain(),
-                        "trustBundle", ca.trustBundlePem()));
+                        "trustBundle", ca.trustBundlePem(), "caPin", ca.rootPin()));
             }
             case "tokens" -> {
                 ControlHttpHandler.allow(method, "/v1/tokens", HttpMethod.POST);
@@ -61,6 +61,8 @@ final class IdentityApi {
                     m.put("service", t.service());
                     m.put("expiresAt", t.expiresAt().toString());
                     m.put("singleUse", t.singleUse());
+                    // What a sidecar joining over TLS pins (--control-ca-pin), as kubeadm prints its CA hash.
+                    m.put("caPin", ca.rootPin());
                     return m;
                 });
             }

@@ -9,6 +9,7 @@ import dev.weft.dataplane.observe.RouteTable;
 import dev.weft.dataplane.security.IdentityException;
 import io.netty.util.ResourceLeakDetector;
 import dev.weft.registry.support.Durations;
+import dev.weft.registry.weft.ControlPlaneUrl;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -63,8 +64,16 @@ public final class SidecarCommand implements Callable<Integer> {
     InetSocketAddress outbound;
 
     @Option(names = "--registry", paramLabel = "URL", defaultValue = SidecarConfig.Defaults.REGISTRY,
-            description = "Registry URL: weft://HOST:PORT (embedded control plane) or etcd://H1:2379,... (default: ${DEFAULT-VALUE}).")
+            description = "Registry URL: weft://HOST:PORT (embedded control plane), weft+tls://HOST:PORT (a control plane serving TLS, with --control-ca or --control-ca-pin) or etcd://H1:2379,... (default: ${DEFAULT-VALUE}).")
     String registry;
+
+    @Option(names = "--control-ca", paramLabel = "FILE",
+            description = "With --registry weft+tls://: trust the control plane's certificate if it chains to a CA in FILE (PEM: its GET /v1/trust-bundle, or its DATA_DIR/ca/root.pem). See docs/security.md.")
+    java.nio.file.Path controlCa;
+
+    @Option(names = "--control-ca-pin", paramLabel = "sha256:HEX",
+            description = "With --registry weft+tls://: trust the control plane's certificate if its chain holds a CA whose public key has this SHA-256 (./weft token create prints it); the chain, dates and host name are still checked.")
+    String controlCaPin;
 
     @Option(names = "--id", paramLabel = "ID", description = "Instance id, unique within the service (default: SERVICE-HOST-PORT of --inbound).")
     String id;
@@ -256,7 +265,7 @@ public final class SidecarCommand implements Callable<Integer> {
         String instance = id != null ? id : inbound.getPort() == 0 ? null : service + "-" + inbound.getHostString() + "-" + inbound.getPort();
         SidecarConfig.Builder b = SidecarConfig.builder(service, app)
                 .instanceId(instance).inbound(inbound).advertise(advertise).outbound(outbound).upstreams(ups)
-                .admin(admin).registry(registry).weight(weight).capacity(capacity).queueSize(queueSize)
+                .admin(admin).registry(ControlPlaneUrl.withTrust(registry, controlCa, controlCaPin)).weight(weight).capacity(capacity).queueSize(queueSize)
                 .queueTimeout(queueTimeout).leaseTtl(leaseTtl).balancer(balancer).collaborator(collaborator)
                 .meshProtocol(meshProtocol).meshConnectionsPerPeer(meshConnections).drainTimeout(drainTimeout)
                 .observability(observabilityConfig()).requestHeadTimeout(requestHeadTimeout)

@@ -184,8 +184,8 @@ public final class SidecarConfig {
             throw new IllegalArgumentException("--mtls strict needs --mesh-protocol wmp: the HTTP/1.1 mesh link (kept"
                     + " to measure WMP against) is plaintext, and strict peers refuse it");
         }
-        if (tokenFile != null && mtls != MtlsMode.OFF && !registryUrl.startsWith("weft://")) {
-            throw new IllegalArgumentException("--token-file needs the control plane as --registry (weft://HOST:PORT):"
+        if (tokenFile != null && mtls != MtlsMode.OFF && !dev.weft.registry.weft.ControlPlaneUrl.isControlPlane(registryUrl)) {
+            throw new IllegalArgumentException("--token-file needs the control plane as --registry (weft[+tls]://...):"
                     + " it is the certificate authority, and " + registryUrl + " has none (a sidecar on it runs"
                     + " --mtls permissive or off)");
         }
@@ -236,7 +236,7 @@ public final class SidecarConfig {
         return admin;
     }
 
-    /** {@code weft://host:port} or {@code etcd://...}. */
+    /** {@code weft://host:port}, {@code weft+tls://host:port?ca-pin=...} or {@code etcd://...}. */
     public String registryUrl() {
         return registryUrl;
     }

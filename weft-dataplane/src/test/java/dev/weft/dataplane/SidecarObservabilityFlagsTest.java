@@ -26,6 +26,17 @@ class SidecarObservabilityFlagsTest {
         assertThat(c).isEqualTo(ObservabilityConfig.defaults());
         assertThat(c.resolveTraceEndpoint("weft://10.0.0.1:7700")).hasToString("http://10.0.0.1:7700/api/v2/spans");
         assertThat(c.resolveTraceEndpoint("etcd://10.0.0.1:2379")).isNull();
+        assertThat(c.resolveTraceEndpoint("weft+tls://10.0.0.1:7700?ca-pin=sha256:" + "00".repeat(32)))
+                .hasToString("https://10.0.0.1:7700/api/v2/spans");
+    }
+
+    @Test
+    void theControlPlanesTrustFlagsGoWithATlsRegistryOnly() {
+        String pin = "sha256:" + "1f".repeat(32);
+        assertThat(SidecarFlags.parse("--registry", "weft+tls://10.0.0.1:7700", "--control-ca-pin", pin).config()
+                .registryUrl()).isEqualTo("weft+tls://10.0.0.1:7700?ca-pin=" + pin.replace(":", "%3A"));
+        assertThatThrownBy(() -> SidecarFlags.parse("--registry", "weft://10.0.0.1:7700", "--control-ca-pin", pin)
+                .config()).hasMessageContaining("its URL is weft+tls://HOST:PORT");
     }
 
     @Test

@@ -57,10 +57,19 @@ final class TlsMesh implements AutoCloseable {
     private final List<AutoCloseable> started = new ArrayList<>();
     final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
+    /** Whether the control plane serves its API over TLS ({@code --api-tls on}); sidecars then pin its CA. */
+    private final boolean apiTls;
+
     TlsMesh(Path dir, Duration certTtl) throws Exception {
+        this(dir, certTtl, false);
+    }
+
+    TlsMesh(Path dir, Duration certTtl, boolean apiTls) throws Exception {
         this.dir = dir;
+        this.apiTls = apiTls;
         ca = CertificateAuthority.open(dir.resolve("ca"), CertificateAuthority.Settings.defaults().withCertTtl(certTtl));
-        control = new ControlPlane().authority(ca);
+        control = new ControlPlane().authority(ca)
+                .apiTls(apiTls ? dev.weft.control.ApiTls.Mode.ON : dev.weft.control.ApiTls.Mode.OFF, List.of());
         controlPort = control.start(new InetSocketAddress("127.0.0.1", heldControlPort.port()), dir.resolve("data"))
                 .getPort();
     }
@@ -72,12 +81,15 @@ final class TlsMesh implements AutoCloseable {
     void restartControlPlane(CertificateAuthority.Settings settings) throws Exception {
         control.close();
         ca = CertificateAuthority.open(dir.resolve("ca"), settings);
-        control = new ControlPlane().authority(ca);
+        control = new ControlPlane().authority(ca)
+                .apiTls(apiTls ? dev.weft.control.ApiTls.Mode.ON : dev.weft.control.ApiTls.Mode.OFF, List.of());
         control.start(new InetSocketAddress("127.0.0.1", controlPort), dir.resolve("data"));
     }
 
+    /** {@code weft://}, or with the API over TLS {@code weft+tls://} pinning the CA's root. */
     String registryUrl() {
-        return "weft://127.0.0.1:" + controlPort;
+        return apiTls ? "weft+tls://127.0.0.1:" + controlPort + "?ca-pin=" + ca.rootPin()
+                : "weft://127.0.0.1:" + controlPort;
     }
 
     /** The operator's credentials (the control plane's generated admin.token): what a test registers with by hand. */

@@ -172,6 +172,31 @@ public final class CertificateAuthority implements AutoCloseable {
         return Pem.certificates(bundle);
     }
 
+    /**
+     * The pin of the signing root ({@code sha256:} and the hex SHA-256 of its SubjectPublicKeyInfo): what a client
+     * passes as {@code --control-ca-pin} to trust this control plane's API over TLS. Any thread.
+     */
+    public String rootPin() {
+        return dev.weft.registry.tls.SpkiPin.of(bundle.getFirst()).toString();
+    }
+
+    /**
+     * A certificate for the control plane's own API listener ({@code --api-tls}), for a key made here: the caller
+     * holds the key in memory only. Valid for the leaves' TTL; the chain goes up to and including the root, so that a
+     * client pinning the root finds it in the handshake.
+     */
+    public CompletableFuture<Serving> issueServing(java.util.Collection<String> dnsNames,
+                                                   java.util.Collection<java.net.InetAddress> addresses) {
+        return onThread(() -> leaves.serving(Issuer.newEcKeyPair(), dnsNames, addresses));
+    }
+
+    /** A serving certificate and its key; {@code chain} starts with the leaf and ends with the root. */
+    public record Serving(java.security.PrivateKey key, List<X509Certificate> chain) {
+        public X509Certificate leaf() {
+            return chain.getFirst();
+        }
+    }
+
     /** A join token for {@code service}, valid for {@code ttl}; {@code singleUse}: good for one certificate. */
     public CompletableFuture<JoinToken> createToken(String service, Duration ttl, boolean singleUse) {
         return onThread(() -> {

@@ -96,6 +96,47 @@ final class Leaves {
     }
 
     /**
+     * The API listener's certificate: its names are DNS and IP SANs only (no SPIFFE ID, so it is no mesh identity and
+     * the API's guard never takes it for a sidecar), for TLS servers only.
+     */
+    CertificateAuthority.Serving serving(java.security.KeyPair keys, Collection<String> dnsNames,
+                                         Collection<java.net.InetAddress> addresses) {
+        Instant now = clock.instant();
+        Instant notAfter = now.plus(ttl);
+        Instant issuerEnd = issuer.cert().getNotAfter().toInstant();
+        if (notAfter.isAfter(issuerEnd)) {
+            notAfter = issuerEnd;
+        }
+        java.util.List<GeneralName> names = new java.util.ArrayList<>();
+        dnsNames.forEach(n -> names.add(new GeneralName(GeneralName.dNSName, n)));
+        addresses.forEach(a -> names.add(new GeneralName(GeneralName.iPAddress,
+                new org.bouncycastle.asn1.DEROctetString(a.getAddress()))));
+        X500Name subject = new X500NameBuilder(BCStyle.INSTANCE).addRDN(BCStyle.O, "Weft")
+                .addRDN(BCStyle.CN, "weft control plane").build();
+        try {
+            JcaX509v3CertificateBuilder b = new JcaX509v3CertificateBuilder(issuer.cert(), Issuer.newSerial(),
+                    Date.from(now.minus(BACKDATE)), Date.from(notAfter), subject, keys.getPublic());
+            JcaX509ExtensionUtils utils = new JcaX509ExtensionUtils();
+            b.addExtension(Extension.subjectAlternativeName, false,
+                    new GeneralNames(names.toArray(GeneralName[]::new)));
+            b.addExtension(Extension.basicConstraints, true, new BasicConstraints(false));
+            b.addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.digitalSignature));
+            b.addExtension(Extension.extendedKeyUsage, false, new ExtendedKeyUsage(KeyPurposeId.id_kp_serverAuth));
+            b.addExtension(Extension.subjectKeyIdentifier, false, utils.createSubjectKeyIdentifier(keys.getPublic()));
+            b.addExtension(Extension.authorityKeyIdentifier, false, utils.createAuthorityKeyIdentifier(issuer.cert()));
+            X509Certificate leaf = new JcaX509CertificateConverter().getCertificate(b.build(
+                    new JcaContentSignerBuilder(Issuer.signatureAlgorithm(issuer.key())).build(issuer.key())));
+            java.util.List<X509Certificate> chain = new java.util.ArrayList<>();
+            chain.add(leaf);
+            chain.addAll(issuer.intermediates());
+            chain.add(issuer.root());
+            return new CertificateAuthority.Serving(keys.getPrivate(), List.copyOf(chain));
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot sign the API's serving certificate: " + e.getMessage(), e);
+        }
+    }
+
+    /**
      * The certificate a renewing sidecar holds, if this CA issued it, it is valid now and names {@code service}:
      * 401 {@code invalid-certificate} otherwise (403 {@code wrong-service} for another service's).
      */

@@ -66,8 +66,12 @@ public final class TokenCommand implements Runnable {
         @Override
         public Integer call() {
             try {
-                JoinToken t = create(control.url(), control.authorization(), service, ttl, singleUse);
-                spec.commandLine().getErr().println("weft token: " + t);
+                Created created = create(control.url(), control.authorization(), service, ttl, singleUse);
+                JoinToken t = created.token();
+                // The pin goes to stderr with the rest: stdout stays the token alone, for > FILE.
+                spec.commandLine().getErr().println("weft token: " + t + (created.caPin() == null ? ""
+                        : "; a sidecar joining over TLS trusts the control plane with --control-ca-pin "
+                        + created.caPin()));
                 spec.commandLine().getOut().println(t.token());
                 spec.commandLine().getOut().flush();
                 return 0;
@@ -90,7 +94,7 @@ public final class TokenCommand implements Runnable {
     public static JoinToken create(String registryUrl, String service, Duration ttl, boolean singleUse)
             throws IOException, InterruptedException {
         return create(registryUrl, new dev.weft.registry.cli.ControlPlaneOptions(registryUrl, null).authorization(),
-                service, ttl, singleUse);
+                service, ttl, singleUse).token();
     }
 
     /**
@@ -100,12 +104,16 @@ public final class TokenCommand implements Runnable {
     public static JoinToken create(String registryUrl, Path adminTokenFile, String service, Duration ttl,
                                    boolean singleUse) throws IOException, InterruptedException {
         return create(registryUrl, new dev.weft.registry.cli.ControlPlaneOptions(registryUrl, adminTokenFile)
-                .authorization(), service, ttl, singleUse);
+                .authorization(), service, ttl, singleUse).token();
     }
 
-    private static JoinToken create(String registryUrl, String authorization, String service, Duration ttl,
+    /** A token, and the pin of the CA that made it ({@code caPin} of the answer; null from an older control plane). */
+    private record Created(JoinToken token, String caPin) {}
+
+    private static Created create(String registryUrl, String authorization, String service, Duration ttl,
                                     boolean singleUse) throws IOException, InterruptedException {
-        URI base = controlPlane(registryUrl);
+        dev.weft.registry.weft.ControlPlaneUrl url = controlPlane(registryUrl);
+        URI base = URI.create(url.httpBase());
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("service", service);
         body.put("ttlMillis", ttl.toMillis());
@@ -118,7 +126,8 @@ public final class TokenCommand implements Runnable {
         }
         HttpRequest request = builder.build();
         HttpResponse<String> response;
-        try (HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build()) {
+        try (HttpClient http = url.tls() ? dev.weft.control.cli.Http.tlsClient(url.trust())
+                : HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build()) {
             response = http.send(request, HttpResponse.BodyHandlers.ofString());
         } catch (IOException e) {
             throw new IOException("cannot reach the control plane at " + registryUrl + ": " + e.getMessage()
@@ -132,16 +141,17 @@ public final class TokenCommand implements Runnable {
                     + " --admin-token-file, the control plane's DATA_DIR/admin.token)" : " (sent the operator token"
                     + " given)") : ""));
         }
-        return new JoinToken(answer.path("token").asText(), answer.path("id").asText(), answer.path("service").asText(),
-                Instant.parse(answer.path("expiresAt").asText()), answer.path("singleUse").asBoolean());
+        return new Created(new JoinToken(answer.path("token").asText(), answer.path("id").asText(),
+                answer.path("service").asText(), Instant.parse(answer.path("expiresAt").asText()),
+                answer.path("singleUse").asBoolean()), answer.hasNonNull("caPin") ? answer.get("caPin").asText() : null);
     }
 
-    private static URI controlPlane(String registryUrl) {
-        URI uri = URI.create(registryUrl.trim());
-        if (!"weft".equals(uri.getScheme()) || uri.getHost() == null) {
+    private static dev.weft.registry.weft.ControlPlaneUrl controlPlane(String registryUrl) {
+        if (!dev.weft.registry.weft.ControlPlaneUrl.isControlPlane(registryUrl)) {
             throw new IllegalArgumentException("invalid --registry '" + registryUrl + "' (expected the control"
-                    + " plane's weft://HOST:PORT: it is the certificate authority; etcd:// has none)");
+                    + " plane's weft://HOST:PORT or weft+tls://HOST:PORT: it is the certificate authority; etcd:// has"
+                    + " none)");
         }
-        return URI.create("http://" + uri.getHost() + ":" + (uri.getPort() == -1 ? 7700 : uri.getPort()));
+        return dev.weft.registry.weft.ControlPlaneUrl.parse(registryUrl);
     }
 }

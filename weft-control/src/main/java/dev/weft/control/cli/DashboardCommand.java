@@ -38,7 +38,7 @@ public final class DashboardCommand implements Callable<Integer> {
         String url = base + "/ui/";
         spec.commandLine().getOut().println(url);
         spec.commandLine().getOut().flush();
-        try (Http http = new Http()) {
+        try (Http http = new Http().trust(control.url())) {
             http.get(URI.create(url));
             // The page's data, as the page will read it: a control plane that wants a token says so here.
             http.get(URI.create(base + "/v1/ui/map"), control.authorization());

@@ -59,7 +59,7 @@ public final class DiagnoseCommand implements Callable<Integer> {
         }
         URI uri = URI.create(base + "/v1/diagnose?window=" + window.toMillis() + "ms&baseline=" + baseline.toMillis()
                 + "ms");
-        try (Http http = new Http()) {
+        try (Http http = new Http().trust(control.url())) {
             String body = http.get(uri, control.authorization());
             if (json) {
                 out.println(body);

@@ -7,11 +7,44 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
-/** The few HTTP GETs the operator commands make, with timeouts and errors that say which URL failed and how. */
-final class Http implements AutoCloseable {
+import dev.weft.registry.tls.ControlTrust;
+import dev.weft.registry.weft.ControlPlaneUrl;
+
+/**
+ * The few HTTP GETs the operator commands make, with timeouts and errors that say which URL failed and how. A control
+ * plane serving TLS ({@code weft+tls://}) is reached through a client that trusts it as the URL's
+ * {@code --control-ca}/{@code --control-ca-pin} say ({@link #trust}); every other URL through the JDK's defaults.
+ */
+public final class Http implements AutoCloseable {
     private final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(Duration.ofSeconds(2)).build();
+    /** Clients for control planes serving TLS, by {@code https://HOST:PORT}. */
+    private final Map<String, HttpClient> pinned = new ConcurrentHashMap<>();
+
+    /**
+     * Trusts the control plane of {@code target} ({@code weft+tls://HOST:PORT?ca=...|ca-pin=...}) for the calls to it
+     * from now on; nothing for any other target.
+     */
+    Http trust(String target) {
+        if (ControlPlaneUrl.isControlPlane(target)) {
+            ControlPlaneUrl url = ControlPlaneUrl.parse(target);
+            if (url.tls()) {
+                pinned.computeIfAbsent(url.httpBase(), b -> tlsClient(url.trust()));
+            }
+        }
+        return this;
+    }
+
+    /** The JDK's client over TLS 1.3, trusting what {@code trust} says; it checks the host name itself. */
+    public static HttpClient tlsClient(ControlTrust trust) {
+        javax.net.ssl.SSLParameters tls = new javax.net.ssl.SSLParameters();
+        tls.setProtocols(new String[]{ControlTrust.PROTOCOL});
+        return HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(2))
+                .sslContext(trust.jdk()).sslParameters(tls).build();
+    }
 
     /** @throws IOException naming the URL, for a failed connection or a non-2xx answer */
     String get(URI uri) throws IOException {
@@ -31,7 +64,8 @@ final class Http implements AutoCloseable {
         HttpRequest request = builder.build();
         HttpResponse<String> response;
         try {
-            response = client.send(request, HttpResponse.BodyHandlers.ofString());
+            HttpClient chosen = pinned.getOrDefault(uri.getScheme() + "://" + uri.getRawAuthority(), client);
+            response = chosen.send(request, HttpResponse.BodyHandlers.ofString());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted while fetching " + uri, e);
@@ -61,17 +95,18 @@ final class Http implements AutoCloseable {
     }
 
     /**
-     * The HTTP base of a control plane or Zipkin server: {@code weft://HOST:PORT}, {@code http(s)://HOST:PORT[/...]}
-     * or {@code HOST:PORT}. A trailing {@code /api/v2/...} is cut, so a span endpoint URL works too.
+     * The HTTP base of a control plane or Zipkin server: {@code weft://HOST:PORT} ({@code weft+tls://} for https),
+     * {@code http(s)://HOST:PORT[/...]} or {@code HOST:PORT}. A trailing {@code /api/v2/...} is cut, so a span
+     * endpoint URL works too.
      */
     static String base(String target) {
         String t = target.trim();
-        if (t.startsWith("weft://")) {
-            t = "http://" + t.substring("weft://".length());
+        if (ControlPlaneUrl.isControlPlane(t)) {
+            t = ControlPlaneUrl.parse(t).httpBase();
         } else if (!t.toLowerCase(Locale.ROOT).startsWith("http://") && !t.toLowerCase(Locale.ROOT).startsWith("https://")) {
             if (t.contains("://")) {
                 throw new IllegalArgumentException("unsupported address '" + target
-                        + "' (expected weft://HOST:PORT, http://HOST:PORT or HOST:PORT)");
+                        + "' (expected weft://HOST:PORT, weft+tls://HOST:PORT, http(s)://HOST:PORT or HOST:PORT)");
             }
             t = "http://" + t;
         }
@@ -105,5 +140,6 @@ final class Http implements AutoCloseable {
     @Override
     public void close() {
         client.shutdownNow();
+        pinned.values().forEach(HttpClient::shutdownNow);
     }
 }

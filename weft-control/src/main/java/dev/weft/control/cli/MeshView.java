@@ -36,12 +36,13 @@ public final class MeshView implements AutoCloseable {
      * @param authorization the operator token's header, or null (enough from loopback to a local control plane)
      */
     List<Target> discover(String registry, String authorization, List<String> notes) throws IOException {
-        if (!registry.startsWith("weft://") && !registry.startsWith("http")) {
+        if (!dev.weft.registry.weft.ControlPlaneUrl.isControlPlane(registry) && !registry.startsWith("http")) {
             throw new IllegalArgumentException("cannot list sidecars through '" + registry + "': stat and top discover"
                     + " them through a weft:// control plane; with another registry pass --admin HOST:PORT for each"
                     + " sidecar, or use --source spans");
         }
         String base = Http.base(registry);
+        http.trust(registry);
         List<Target> targets = new ArrayList<>();
         JsonNode services = MAPPER.readTree(http.get(URI.create(base + "/v1/services"), authorization))
                 .path("services");
@@ -112,6 +113,7 @@ public final class MeshView implements AutoCloseable {
     List<List<TraceSpan>> traces(String collector, String authorization, Duration window, int limit)
             throws IOException {
         String base = Http.base(collector);
+        http.trust(collector);
         return TraceSpan.parseTraces(http.get(URI.create(base + "/api/v2/traces?limit=" + limit + "&lookback="
                 + window.toMillis() + "&endTs=" + System.currentTimeMillis()), authorization));
     }

@@ -85,7 +85,7 @@ public final class TraceCommand implements Callable<Integer> {
             throw new CommandLine.ParameterException(spec.commandLine(),
                     "--limit and --scan must be >= 1 and --width >= 10");
         }
-        try (Http http = new Http()) {
+        try (Http http = new Http().trust(control.url())) {
             if (traceId != null) {
                 String id = traceId.trim().toLowerCase(java.util.Locale.ROOT);
                 if (!id.matches("[0-9a-f]{16}|[0-9a-f]{32}")) {

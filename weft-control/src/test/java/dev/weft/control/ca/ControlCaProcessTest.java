@@ -30,7 +30,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** {@code weft control} as its own process is the CA; {@code weft token create} talks to it as an operator would. */
 class ControlCaProcessTest {
-    private static final Pattern LISTENING = Pattern.compile("weft control listening on 127\\.0\\.0\\.1:(\\d+)");
+    private static final Pattern LISTENING = Pattern.compile("weft control listening on \\S+:(\\d+)");
 
     @TempDir
     Path dir;
@@ -83,6 +83,53 @@ class ControlCaProcessTest {
     }
 
     @Test
+    void withApiTlsOnTheProcessServesTls13WithItsSansAndTheTokenCommandPinsItsCa() throws Exception {
+        int port = launch("--api-tls", "on", "--api-san", "control.example.com", "--api-san", "10.1.2.3");
+        String log = Files.readString(dir.resolve("control.err"));
+        Matcher pin = Pattern.compile("--control-ca-pin (sha256:[0-9a-f]{64})").matcher(log);
+        assertThat(pin.find()).as(log).isTrue();
+        assertThat(log).contains("API over TLSv1.3");
+        // The pin is what openssl computes from the root: the SHA-256 of its SubjectPublicKeyInfo (docs/security.md).
+        String publicKey = openssl("x509", "-in", "data/ca/root.pem", "-pubkey", "-noout");
+        byte[] spki = java.util.Base64.getMimeDecoder().decode(publicKey.replaceAll("-----[A-Z ]+-----", ""));
+        assertThat(pin.group(1)).isEqualTo("sha256:" + java.util.HexFormat.of().formatHex(
+                java.security.MessageDigest.getInstance("SHA-256").digest(spki)));
+
+        // openssl, as an operator would check it: TLS 1.3, a chain that verifies with the root, the names asked for.
+        String handshake = opensslWithNoInput("s_client", "-connect", "127.0.0.1:" + port, "-tls1_3", "-showcerts",
+                "-CAfile", "data/ca/root.pem", "-verify_return_error", "-verify_ip", "127.0.0.1");
+        assertThat(handshake).contains("New, TLSv1.3").contains("Verify return code: 0 (ok)");
+        Files.writeString(dir.resolve("served.pem"), handshake.substring(handshake.indexOf("-----BEGIN CERTIFICATE"),
+                handshake.indexOf("-----END CERTIFICATE-----") + "-----END CERTIFICATE-----".length()) + "\n");
+        assertThat(openssl("x509", "-in", "served.pem", "-noout", "-ext", "subjectAltName"))
+                .contains("DNS:localhost").contains("DNS:control.example.com").contains("IP Address:127.0.0.1")
+                .contains("IP Address:10.1.2.3").contains("IP Address:0:0:0:0:0:0:0:1");
+
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int exit = new CommandLine(new TokenCommand()).setOut(new PrintWriter(out)).setErr(new PrintWriter(err))
+                .execute("create", "--service", "provider", "--registry", "weft+tls://127.0.0.1:" + port,
+                        "--control-ca-pin", pin.group(1), "--admin-token-file",
+                        dir.resolve("data/admin.token").toString());
+        assertThat(exit).as(err.toString()).isZero();
+        assertThat(out.toString().strip()).startsWith(JoinTokens.PREFIX);
+        assertThat(err.toString()).contains("--control-ca-pin " + pin.group(1));
+
+        StringWriter plain = new StringWriter();
+        assertThat(new CommandLine(new TokenCommand()).setErr(new PrintWriter(plain)).execute("create", "--service",
+                "provider", "--registry", "weft://127.0.0.1:" + port, "--control-ca-pin", pin.group(1))).isEqualTo(2);
+        assertThat(plain.toString()).contains("its URL is weft+tls://HOST:PORT");
+    }
+
+    @Test
+    void offOnANonLoopbackAddressIsSaidLoudly() throws Exception {
+        launchOn("0.0.0.0:0", "--api-tls", "off");
+        assertThat(Files.readString(dir.resolve("control.err")))
+                .contains("WARNING: --api-tls off on ").contains("which is not a loopback address")
+                .contains("cross the network in clear text");
+    }
+
+    @Test
     void theTokenCommandSaysWhyWhenTheControlPlaneIsNotThere() {
         StringWriter err = new StringWriter();
         int exit = new CommandLine(new TokenCommand()).setErr(new PrintWriter(err))
@@ -111,6 +158,10 @@ class ControlCaProcessTest {
     }
 
     private int launch(String... flags) throws Exception {
+        return launchOn("127.0.0.1:0", flags);
+    }
+
+    private int launchOn(String listen, String... flags) throws Exception {
         List<String> command = new ArrayList<>();
         command.add(ProcessHandle.current().info().command().orElseThrow());
         for (String flag : System.getProperty("weft.jvm.flags", "").trim().split("\\s+")) {
@@ -119,7 +170,7 @@ class ControlCaProcessTest {
             }
         }
         command.addAll(List.of("-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp", System.getProperty("java.class.path"),
-                ControlMain.class.getName(), "--listen", "127.0.0.1:0", "--data-dir", dir.resolve("data").toString()));
+                ControlMain.class.getName(), "--listen", listen, "--data-dir", dir.resolve("data").toString()));
         command.addAll(List.of(flags));
         process = new ProcessBuilder(command).redirectError(dir.resolve("control.err").toFile()).start();
         BufferedReader out = process.inputReader();
@@ -135,6 +186,18 @@ class ControlCaProcessTest {
         Matcher m = LISTENING.matcher(line);
         assertThat(m.matches()).as(line).isTrue();
         return Integer.parseInt(m.group(1));
+    }
+
+    /** openssl with its stdin at end of file, so that s_client closes once the handshake is done. */
+    private String opensslWithNoInput(String... args) throws Exception {
+        List<String> command = new ArrayList<>(List.of("openssl"));
+        command.addAll(List.of(args));
+        Process p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true)
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))).start();
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(p.waitFor(20, TimeUnit.SECONDS)).as("openssl " + String.join(" ", args) + " ended").isTrue();
+        assertThat(p.exitValue()).as(out).isZero();
+        return out;
     }
 
     private String openssl(String... args) throws Exception {

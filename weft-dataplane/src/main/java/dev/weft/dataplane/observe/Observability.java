@@ -1,5 +1,6 @@
 package dev.weft.dataplane.observe;
 
+import dev.weft.registry.weft.ControlPlaneUrl;
 import dev.weft.dataplane.metrics.MeshTax;
 import dev.weft.dataplane.metrics.PerThread;
 import dev.weft.dataplane.metrics.PrometheusText;
@@ -93,9 +94,11 @@ public final class Observability implements ExchangeObserver, AutoCloseable {
         this.propagation = config.tracing() ? new TracePropagation(config.propagation(),
                 new TraceSampler(config.traceReservoir(), config.traceSample())) : null;
         URI endpoint = config.resolveTraceEndpoint(registryUrl);
+        boolean toControlPlane = endpoint != null && isControlPlane(endpoint, registryUrl);
         this.exporter = endpoint == null ? null : new SpanExporter(endpoint, SpanEncoder.named(config.traceFormat()),
-                SPAN_QUEUE, SPAN_BATCH, SPAN_FLUSH,
-                isControlPlane(endpoint, registryUrl) ? spanCredentials : null);
+                SPAN_QUEUE, SPAN_BATCH, SPAN_FLUSH, toControlPlane ? spanCredentials : null,
+                // Spans to a control plane serving TLS trust it as its registry URL says; a collector its defaults.
+                toControlPlane ? ControlPlaneUrl.parse(registryUrl).trust() : null);
         this.routeMetrics = config.metrics() ? new RouteMetrics(service) : null;
         this.meshTax = config.metrics() ? new MeshTax(hops) : null;
         try {
@@ -110,14 +113,16 @@ public final class Observability implements ExchangeObserver, AutoCloseable {
         this.inboundLog = accessLogs.get(Direction.INBOUND);
     }
 
-    /** Whether {@code endpoint} is served by the control plane of the {@code weft://} registry (same host and port). */
+    /**
+     * Whether {@code endpoint} is served by the control plane of the {@code weft://} (or {@code weft+tls://}) registry:
+     * same host and port, and https exactly when the registry is TLS.
+     */
     static boolean isControlPlane(URI endpoint, String registryUrl) {
-        if (registryUrl == null || !registryUrl.startsWith("weft://")) {
+        if (!ControlPlaneUrl.isControlPlane(registryUrl)) {
             return false;
         }
-        String hostPort = registryUrl.substring("weft://".length());
-        int slash = hostPort.indexOf('/');
-        return (slash < 0 ? hostPort : hostPort.substring(0, slash)).equalsIgnoreCase(endpoint.getRawAuthority());
+        ControlPlaneUrl control = ControlPlaneUrl.parse(registryUrl);
+        return control.httpBase().equalsIgnoreCase(endpoint.getScheme() + "://" + endpoint.getRawAuthority());
     }
 
     /** Whether anything is observed at all; when not, the sidecar uses {@link ExchangeObserver#NOOP} instead. */

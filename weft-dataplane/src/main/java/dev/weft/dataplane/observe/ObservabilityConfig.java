@@ -1,5 +1,6 @@
 package dev.weft.dataplane.observe;
 
+import dev.weft.registry.weft.ControlPlaneUrl;
 import dev.weft.dataplane.observe.ExchangeObserver.Direction;
 
 import java.net.URI;
@@ -122,7 +123,8 @@ public record ObservabilityConfig(boolean metrics, boolean tracing, double trace
 
     /**
      * The URL spans are posted to, or null for none. {@code auto} follows a {@code weft://HOST:PORT} registry to
-     * its control plane's Zipkin-compatible collector; any other registry has no default collector.
+     * its control plane's Zipkin-compatible collector ({@code https} for {@code weft+tls://}); any other registry has
+     * no default collector.
      */
     public URI resolveTraceEndpoint(String registryUrl) {
         if (!tracing || traceEndpoint.equals(OFF)) {
@@ -131,13 +133,8 @@ public record ObservabilityConfig(boolean metrics, boolean tracing, double trace
         if (!traceEndpoint.equals(AUTO)) {
             return URI.create(traceEndpoint);
         }
-        if (registryUrl != null && registryUrl.startsWith("weft://")) {
-            String hostPort = registryUrl.substring("weft://".length());
-            int slash = hostPort.indexOf('/');
-            if (slash >= 0) {
-                hostPort = hostPort.substring(0, slash);
-            }
-            return URI.create("http://" + hostPort + "/api/v2/spans");
+        if (ControlPlaneUrl.isControlPlane(registryUrl)) {
+            return ControlPlaneUrl.parse(registryUrl).resolve("/api/v2/spans");
         }
         return null;
     }

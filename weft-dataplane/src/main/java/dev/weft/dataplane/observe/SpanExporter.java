@@ -1,5 +1,6 @@
 package dev.weft.dataplane.observe;
 
+import dev.weft.registry.tls.ControlTrust;
 import dev.weft.dataplane.metrics.PerThread;
 import dev.weft.registry.http.SmallHttpClient;
 
@@ -30,6 +31,8 @@ final class SpanExporter implements AutoCloseable {
     private static final long WARN_EVERY_NANOS = TimeUnit.SECONDS.toNanos(60);
 
     private final URI endpoint;
+    /** The control plane's trust when spans go to it over TLS; null otherwise. */
+    private final ControlTrust trust;
     /** Null for none; else asked once per batch (docs/security.md, "Span posting"). */
     private final Observability.SpanCredentials credentials;
     /** Exporter thread only: the control plane refused the bearer (the join token expired), so every batch is signed. */
@@ -74,6 +77,13 @@ final class SpanExporter implements AutoCloseable {
      */
     SpanExporter(URI endpoint, SpanEncoder encoder, int capacity, int batchSize, Duration flushInterval,
                  Observability.SpanCredentials credentials) {
+        this(endpoint, encoder, capacity, batchSize, flushInterval, credentials, null);
+    }
+
+    /** @param trust how to trust the control plane the spans go to, when it serves TLS; null: the JDK's defaults */
+    SpanExporter(URI endpoint, SpanEncoder encoder, int capacity, int batchSize, Duration flushInterval,
+                 Observability.SpanCredentials credentials, ControlTrust trust) {
+        this.trust = trust;
         this.endpoint = endpoint;
         this.credentials = credentials;
         this.target = SmallHttpClient.requestTarget(endpoint);
@@ -123,7 +133,11 @@ final class SpanExporter implements AutoCloseable {
     }
 
     private void run() {
-        http = new SmallHttpClient("spans", Duration.ofSeconds(2));
+        try {
+            http = new SmallHttpClient("spans", Duration.ofSeconds(2), trust == null ? null : trust.netty());
+        } catch (javax.net.ssl.SSLException e) {
+            throw new IllegalStateException("cannot set up TLS to the span collector: " + e.getMessage(), e);
+        }
         long lastSend = System.nanoTime();
         List<ObservedExchange> batch = new ArrayList<>(batchSize);
         while (true) {

@@ -2,6 +2,8 @@ package dev.weft.dataplane.security;
 
 import dev.weft.registry.http.SmallHttpClient;
 import dev.weft.registry.support.JsonValues;
+import dev.weft.registry.tls.ControlTrust;
+import dev.weft.registry.weft.ControlPlaneUrl;
 import org.bouncycastle.openssl.jcajce.JcaPEMWriter;
 import org.bouncycastle.operator.OperatorCreationException;
 import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
@@ -46,16 +48,22 @@ final class CertificateClient implements AutoCloseable {
     private final String registryUrl;
     private final URI endpoint;
     private final String service;
-    private final SmallHttpClient http = new SmallHttpClient("identity", Duration.ofSeconds(1));
+    private final SmallHttpClient http;
+    /** A {@code weft+tls://} control plane's trust by pin or CA file, which adopts each answer's bundle; else null. */
+    private final ControlTrust trust;
     /** EC P-256 (why: the control plane's {@code Issuer}); one generator, used by one thread at a time. */
     private final KeyPairGenerator keyPairs;
 
-    /** @param registryUrl the control plane, {@code weft://HOST:PORT}: it is the CA */
+    /**
+     * @param registryUrl the control plane, {@code weft://HOST:PORT} or {@code weft+tls://...} with its trust
+     *                    ({@link ControlPlaneUrl}): it is the CA
+     */
     CertificateClient(String registryUrl, String service) {
-        URI uri = URI.create(registryUrl);
-        this.registryUrl = registryUrl;
-        this.endpoint = URI.create("http://" + uri.getHost() + ":" + (uri.getPort() == -1 ? 7700 : uri.getPort())
-                + "/v1/certificates");
+        ControlPlaneUrl url = ControlPlaneUrl.parse(registryUrl);
+        this.registryUrl = url.toString();   // without the trust options: what messages show
+        this.endpoint = url.resolve("/v1/certificates");
+        this.http = url.newClient("identity", Duration.ofSeconds(1));
+        this.trust = url.tls() && url.trust().configured() ? url.trust() : null;
         this.service = service;
         try {
             keyPairs = KeyPairGenerator.getInstance("EC");
@@ -92,6 +100,12 @@ final class CertificateClient implements AutoCloseable {
         SmallHttpClient.Response r;
         try {
             r = http.sendBlocking("POST", endpoint, JSON, json, 0, json.length, CALL_TIMEOUT);
+        } catch (javax.net.ssl.SSLHandshakeException e) {
+            if (e.getCause() instanceof java.security.cert.CertificateException) {
+                // Its certificate is not one --control-ca/--control-ca-pin trusts: trying again will not change that.
+                throw new IdentityException("control plane " + registryUrl + " is not trusted: " + e.getMessage(), e);
+            }
+            throw new IOException("control plane " + registryUrl + " unreachable: " + e.getMessage(), e);
         } catch (IOException e) {
             throw new IOException("control plane " + registryUrl + " unreachable: " + e.getMessage(), e);
         }
@@ -113,6 +127,10 @@ final class CertificateClient implements AutoCloseable {
         if (!Arrays.equals(leaf.getPublicKey().getEncoded(), keys.getPublic().getEncoded())) {
             throw new IdentityException(r.status(), "control plane " + registryUrl + " answered with a certificate"
                     + " for another key (serial " + leaf.getSerialNumber().toString(16) + ")");
+        }
+        if (trust != null) {
+            // Read over a connection the pin or CA file verified: the next renewal trusts a rotation's new root too.
+            trust.adopt(JsonValues.string(answer, "trustBundle"));
         }
         return new WorkloadCertificate(keys.getPrivate(), leaf, chain, roots, JsonValues.string(answer, "spiffeId"),
                 Instant.now());

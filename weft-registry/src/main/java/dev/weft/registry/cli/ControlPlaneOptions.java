@@ -1,6 +1,7 @@
 package dev.weft.registry.cli;
 
 import dev.weft.registry.auth.ControlCredentials;
+import dev.weft.registry.weft.ControlPlaneUrl;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -11,8 +12,9 @@ import java.nio.file.Path;
 
 /**
  * "The control plane" for every command that talks to it ({@code apply}, {@code token create}, {@code stat},
- * {@code top}, {@code dashboard}, {@code diagnose}, {@code trace}): its URL and the operator token to send, as one
- * picocli mixin so that each command takes the same flags with the same words (docs/security.md).
+ * {@code top}, {@code dashboard}, {@code diagnose}, {@code trace}): its URL, how to trust it when it serves TLS
+ * ({@code --control-ca}, {@code --control-ca-pin}) and the operator token to send, as one picocli mixin so that each
+ * command takes the same flags with the same words (docs/security.md).
  *
  * <p>{@code --admin-token-file} defaults to the local control plane's {@code .weft/control/admin.token} (what
  * {@code ./weft control} generates in its default data dir) when that file is readable, so the quick start on one
@@ -27,8 +29,20 @@ public final class ControlPlaneOptions {
 
     // --control is the name ./weft diagnose had; kept so that scripts written for it still run.
     @Option(names = {"--registry", "--control"}, paramLabel = "URL", defaultValue = DEFAULT_URL,
-            description = "The control plane, weft://HOST:PORT (default: ${DEFAULT-VALUE}).")
+            description = "The control plane, weft://HOST:PORT, or weft+tls://HOST:PORT when it serves TLS"
+                    + " (--api-tls; then with --control-ca or --control-ca-pin) (default: ${DEFAULT-VALUE}).")
     String url = DEFAULT_URL;
+
+    @Option(names = "--control-ca", paramLabel = "FILE",
+            description = "With weft+tls://: trust the control plane's certificate if it chains to a CA in FILE"
+                    + " (PEM: its GET /v1/trust-bundle, or its DATA_DIR/ca/root.pem).")
+    Path controlCa;
+
+    @Option(names = "--control-ca-pin", paramLabel = "sha256:HEX",
+            description = "With weft+tls://: trust the control plane's certificate if its chain holds a CA whose"
+                    + " public key has this SHA-256 (printed by ./weft token create); the chain, dates and host name"
+                    + " are still checked.")
+    String controlCaPin;
 
     @Option(names = "--admin-token-file", paramLabel = "FILE",
             description = "The operator token to send (first line of FILE). Default: " + ".weft/control/admin.token"
@@ -46,8 +60,28 @@ public final class ControlPlaneOptions {
         this.adminTokenFile = adminTokenFile;
     }
 
+    /** The same, trusting a control plane that serves TLS by {@code controlCa} and/or {@code controlCaPin}. */
+    public ControlPlaneOptions(String url, Path adminTokenFile, Path controlCa, String controlCaPin) {
+        this(url, adminTokenFile);
+        this.controlCa = controlCa;
+        this.controlCaPin = controlCaPin;
+    }
+
+    /**
+     * The control plane's URL, with {@code --control-ca}/{@code --control-ca-pin} as its {@code ca=}/{@code ca-pin=}
+     * options ({@link ControlPlaneUrl}), so that every client opened from it trusts the same CA.
+     *
+     * @throws CommandLine.ParameterException if either is given with a plain {@code weft://} URL, or is unusable
+     */
     public String url() {
-        return url;
+        try {
+            return ControlPlaneUrl.withTrust(url, controlCa, controlCaPin);
+        } catch (IllegalArgumentException e) {
+            if (spec != null && spec.commandLine() != null) {
+                throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
+            }
+            throw e;
+        }
     }
 
     /** The file the token is read from: the one given, else the local default if readable, else null. */

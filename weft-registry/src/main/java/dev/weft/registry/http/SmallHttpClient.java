@@ -58,8 +58,9 @@ import javax.net.ssl.SSLException;
  * <p>What it does: request/response calls with a whole body ({@link #send}), and a long-lived response read line by
  * line ({@link #stream}, for the registry's watch streams). Keep-alive connections are pooled per host and port;
  * a call that fails on a pooled connection before any answer (the server closed it while idle) is retried once on a
- * new one, as the JDK's client does. {@code https} works (the JDK's TLS provider, default trust) and is set up only
- * when first used. No redirects, no HTTP/2, no proxy.
+ * new one, as the JDK's client does. {@code https} works (the JDK's TLS provider; the trust given, or the default
+ * trust set up when first used), never falling back to plain HTTP; a failed handshake fails the call with its
+ * {@link SSLException}, whose message says why. No redirects, no HTTP/2, no proxy.
  *
  * <p>Errors keep the JDK client's types, so callers' messages do not change: a refused connection is a
  * {@link java.net.ConnectException}, a connect timeout an {@link HttpConnectTimeoutException}, a call that outlives
@@ -106,6 +107,12 @@ public final class SmallHttpClient implements AutoCloseable {
 
     /** @param name thread name suffix, e.g. "registry" */
     public SmallHttpClient(String name, Duration connectTimeout) {
+        this(name, connectTimeout, null);
+    }
+
+    /** @param tls for {@code https} URIs (a control plane's pinned trust); null: the JDK's default trust */
+    public SmallHttpClient(String name, Duration connectTimeout, SslContext tls) {
+        this.tls = tls;
         this.connectTimeout = connectTimeout;
         this.loop = new MultiThreadIoEventLoopGroup(1, r -> {
             Thread t = new Thread(r, "weft-http-" + name);
@@ -189,10 +196,7 @@ public final class SmallHttpClient implements AutoCloseable {
     }
 
     private SslContext tls() throws SSLException {
-        if (tls == null) {
-            tls = SslContextBuilder.forClient().build();
-        }
-        return tls;
+        return tls != null ? tls : (tls = SslContextBuilder.forClient().build());
     }
 
     private static String key(URI uri) {
@@ -452,7 +456,11 @@ public final class SmallHttpClient implements AutoCloseable {
                 complete();   // an answer without length, ended by closing the connection
                 return;
             }
-            fail(cause instanceof ClosedChannelException
+            Throwable tlsFailure = cause;
+            while (tlsFailure != null && !(tlsFailure instanceof SSLException)) {
+                tlsFailure = tlsFailure.getCause();   // Netty wraps a failed handshake in a DecoderException
+            }
+            fail(tlsFailure != null ? tlsFailure : cause instanceof ClosedChannelException
                     ? new IOException("connection to " + key(uri) + " closed before the answer ended", cause) : cause);
         }
 

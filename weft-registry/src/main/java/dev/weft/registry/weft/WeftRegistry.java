@@ -12,6 +12,7 @@ import dev.weft.registry.http.SmallHttpClient;
 import dev.weft.registry.support.ConnectionHealth;
 import dev.weft.registry.support.EventThread;
 import dev.weft.registry.support.JsonValues;
+import dev.weft.registry.tls.ControlTrust;
 
 import java.io.IOException;
 import java.net.ConnectException;
@@ -36,8 +37,8 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.function.Consumer;
 
 /**
- * {@link Registry} backed by Weft's embedded control plane ({@code weft://host:port}), over its HTTP/1.1 JSON API
- * (see docs/registry.md).
+ * {@link Registry} backed by Weft's embedded control plane ({@code weft://host:port}, or {@code weft+tls://} when it
+ * serves TLS), over its HTTP/1.1 JSON API (see docs/registry.md).
  *
  * <p>Threading: one daemon thread per registry, "weft-registry-HOST:PORT" (the event thread), owns all state of
  * registrations and watch streams, runs their timers and calls listeners. HTTP exchanges are asynchronous, on a
@@ -63,6 +64,11 @@ public final class WeftRegistry implements Registry {
     static final Duration DEREGISTER_TIMEOUT = Duration.ofSeconds(1);
     static final Duration MIN_TTL = Duration.ofMillis(100);
     static final Duration MAX_TTL = Duration.ofMinutes(10);
+    /**
+     * How often a client that trusts the control plane by pin or CA file re-reads its trust bundle: often enough that
+     * each step of a root rotation (docs/security.md, at least one certificate lifetime each) reaches it in time.
+     */
+    static final Duration TRUST_REFRESH = Duration.ofMinutes(5);
 
     final String target;
     private final URI base;
@@ -72,12 +78,18 @@ public final class WeftRegistry implements Registry {
     /** What each request proves itself with (docs/security.md); {@link ControlCredentials#NONE} sends nothing. */
     private final ControlCredentials credentials;
     private final EventThread events;
+    /** The trust of a {@code weft+tls://} URL with a CA or pin, which adopts the served bundle; else null. */
+    private final ControlTrust trust;
+    private final java.util.concurrent.atomic.AtomicBoolean trustFetched = new java.util.concurrent.atomic.AtomicBoolean();
     // Event thread only.
     private final Map<String, ServiceStream> streams = new HashMap<>();
     private final Set<WeftRegistration> registrations = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
-    /** @param uri {@code weft://HOST[:PORT]}; the port defaults to {@value #DEFAULT_PORT} */
+    /**
+     * @param uri {@code weft://HOST[:PORT]}, or {@code weft+tls://HOST[:PORT]?ca=FILE|ca-pin=sha256:HEX} for a control
+     *            plane serving TLS ({@link ControlPlaneUrl}); the port defaults to {@value #DEFAULT_PORT}
+     */
     public WeftRegistry(URI uri) {
         this(uri, ControlCredentials.NONE);
     }
@@ -101,20 +113,40 @@ public final class WeftRegistry implements Registry {
     WeftRegistry(URI uri, Duration streamSilenceLimit, ControlCredentials credentials) {
         Objects.requireNonNull(uri, "uri");
         this.credentials = Objects.requireNonNull(credentials, "credentials");
-        if (!"weft".equalsIgnoreCase(uri.getScheme()) || uri.getHost() == null) {
-            throw new IllegalArgumentException("invalid weft registry URL '" + uri
-                    + "' (expected weft://HOST:PORT, e.g. weft://127.0.0.1:7700)");
-        }
-        int port = uri.getPort() == -1 ? DEFAULT_PORT : uri.getPort();
-        this.target = uri.getHost() + ":" + port;
-        this.base = URI.create("http://" + target);
+        ControlPlaneUrl url = ControlPlaneUrl.parse(uri.toString());
+        this.target = url.authority();
+        this.base = URI.create(url.httpBase());
         this.streamSilenceLimit = streamSilenceLimit;
         // Not the JDK's HttpClient: with its TLS stack it loaded about 600 classes into every sidecar (docs/benchmarks.md).
-        this.http = new SmallHttpClient("registry", CONNECT_TIMEOUT);
+        this.http = url.newClient("registry", CONNECT_TIMEOUT);
+        this.trust = url.tls() && url.trust().configured() ? url.trust() : null;
         this.health = new ConnectionHealth("weft", target);
         this.events = new EventThread("weft-registry-" + target);
         Duration check = Duration.ofMillis(Math.max(100, streamSilenceLimit.toMillis() / 4));
         events.every(() -> streams.values().forEach(ServiceStream::checkSilence), check, check);
+        if (trust != null) {
+            events.every(this::refreshTrust, TRUST_REFRESH, TRUST_REFRESH);
+        }
+    }
+
+    /**
+     * Reads {@code GET /v1/trust-bundle} over a connection its trust verified, and trusts those roots from then on
+     * beside the pin or CA file: so a client that pinned the old root follows a root rotation with overlap (the new
+     * root is in the bundle before it signs anything). Event thread.
+     */
+    private void refreshTrust() {
+        call("GET", "/v1/trust-bundle", null, CALL_TIMEOUT).whenCompleteAsync((reply, error) -> {
+            if (reply == null || !reply.ok()) {
+                return;   // the failure is in health(); the next refresh tries again
+            }
+            try {
+                int roots = trust.adopt(JsonValues.string(JsonValues.readObject(reply.body()), "trustBundle"));
+                LOG.log(System.Logger.Level.DEBUG, "trusting {0} root(s) of the control plane at {1}", roots, target);
+            } catch (IOException | IllegalArgumentException e) {
+                LOG.log(System.Logger.Level.WARNING, "unreadable trust bundle from the control plane at {0}: {1}",
+                        target, e.getMessage());
+            }
+        }, events());
     }
 
     @Override
@@ -273,6 +305,9 @@ public final class WeftRegistry implements Registry {
             Reply reply = new Reply(response.status(), response.body());
             if (reply.ok()) {
                 health.success();
+                if (trust != null && trustFetched.compareAndSet(false, true)) {
+                    events.execute(this::refreshTrust);   // after the first call that the pin or CA file let through
+                }
             } else {
                 health.rejected(method + " " + path + ": " + errorText(reply));
             }
@@ -349,6 +384,12 @@ public final class WeftRegistry implements Registry {
             what = "cannot connect to control plane at " + target + " (is `weft control` running?)";
         } else if (cause instanceof HttpTimeoutException) {
             what = "control plane at " + target + " did not answer in time";
+        } else if (cause instanceof javax.net.ssl.SSLException) {
+            what = "TLS with the control plane at " + target + " failed: " + cause.getMessage();
+        } else if (!"https".equals(base.getScheme()) && cause instanceof IOException
+                && String.valueOf(cause.getMessage()).contains("closed before the answer")) {
+            // What a control plane serving TLS does to plain HTTP: it closes without a word (docs/security.md).
+            what = cause.getMessage() + " (if it serves TLS, --api-tls, use weft+tls://" + target + ")";
         } else {
             what = cause.getClass().getSimpleName() + (cause.getMessage() == null ? "" : ": " + cause.getMessage());
         }
