@@ -17,7 +17,7 @@ import java.util.concurrent.Callable;
 
 /** {@code weft bench}: every data plane side by side on the paper's experiment, per hop, and JMH. See docs/benchmarks.md. */
 @Command(name = "bench", mixinStandardHelpOptions = true, sortOptions = false,
-        subcommands = {ResilienceCommand.class, FootprintCommand.class, SoakCommand.class},
+        subcommands = {ResilienceCommand.class, FootprintCommand.class, SoakCommand.class, ObservabilityCommand.class},
         description = {"Benchmark Weft against nginx, HAProxy and Caddy on the paper's experiment, side by side.",
                 "Runs the paper's mesh experiment with Weft, nginx, HAProxy, Caddy (as both sidecars) and direct side by "
                 + "side, the per-hop cost of each proxy, and the JMH microbenchmarks. Writes summary.md, CSV files and "
@@ -26,7 +26,8 @@ import java.util.concurrent.Callable;
                 "'--profile issue12' runs issue 12's measuring conditions (about 20 minutes; 40 at --proxy-threads 1,2).",
                 "'--profile issue13' runs mTLS on the link at the same conditions, mesh and per hop: weft-mtls, weft-off, "
                 + "haproxy-tls, nginx-tls (about 45 minutes).",
-                "'weft bench resilience' runs the fault scenarios instead (docs/resilience.md)."})
+                "'weft bench resilience' runs the fault scenarios instead (docs/resilience.md); 'weft bench observability' "
+                + "prices observability by pausing it on one warm mesh (docs/benchmarks.md)."})
 public final class BenchCommand implements Callable<Integer> {
     static final String DEFAULT_PLANES = "direct,weft,weft-bare,weft-vt,weft-http1,nginx,haproxy,caddy";
 

@@ -66,6 +66,7 @@ import java.util.function.Supplier;
  * checking and registration on a virtual thread; registry callbacks on the registry's thread.
  */
 public final class Sidecar implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger(Sidecar.class.getName());
 
     /** Endpoint metadata key holding the sidecar's admin address (HOST:PORT). */
     public static final String ADMIN_METADATA = "admin";
@@ -193,7 +194,9 @@ public final class Sidecar implements AutoCloseable {
                         policies, registry, observability, this::isReady, () -> draining)
                         .section("identity", () -> identity != null ? identity.describe()
                                 : SidecarIdentity.describeNone(config.mtls(), config.tokenFile())),
-                "/metrics", metricsRoute));
+                "/metrics", metricsRoute,
+                "/observability", () -> Reply.text(200, observabilityState())),
+                Map.of("/observability", this::switchObservability));
         bound.put("admin", admin.bind(config.admin()));
         StartupTrace.mark("outbound and admin bound");
 
@@ -208,6 +211,29 @@ public final class Sidecar implements AutoCloseable {
         readinessThread = Thread.ofVirtual().name("weft-readiness")
                 .start(() -> followAppHealth(advertised, adminAddress));
         return Map.copyOf(bound);
+    }
+
+    private String observabilityState() {
+        return !observability.isActive() ? "off (--metrics off --tracing off, no access log)\n"
+                : observability.paused() ? "paused\n" : "on\n";
+    }
+
+    /** {@code POST /observability?state=on|off}: resumes or pauses metrics, traces and access logs (admin's loop). */
+    private Reply switchObservability(io.netty.handler.codec.http.QueryStringDecoder uri) {
+        List<String> state = uri.parameters().getOrDefault("state", List.of());
+        if (state.size() != 1 || !(state.getFirst().equals("on") || state.getFirst().equals("off"))) {
+            return Reply.text(400, "expected POST /observability?state=on or ?state=off\n");
+        }
+        if (!observability.isActive()) {
+            return Reply.text(409, "observability is off by flags (--metrics off --tracing off): nothing to switch\n");
+        }
+        boolean pause = state.getFirst().equals("off");
+        if (observability.pause(pause)) {
+            LOG.log(pause ? System.Logger.Level.WARNING : System.Logger.Level.INFO, pause
+                    ? "observability paused from the admin port: no metrics, traces or access logs until resumed"
+                    : "observability resumed from the admin port");
+        }
+        return Reply.text(200, observabilityState());
     }
 
     /**

@@ -197,6 +197,70 @@ class ObservabilityTest {
                 "weft_spans_exported_total", "weft_traces_total{origin=\"started\"}", "weft_registered 1");
     }
 
+    private HttpResponse<String> admin(Sidecar s, String method, String path) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + MeshFixture.port(s, "admin") + path))
+                .timeout(Duration.ofSeconds(5)).method(method, HttpRequest.BodyPublishers.noBody()).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static long routeRequests(String metrics, String direction) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("weft_route_requests_total\\{direction=\""
+                + direction + "\",[^}]*route=\"echo\",status_class=\"2xx\"} (\\d+)").matcher(metrics);
+        return m.find() ? Long.parseLong(m.group(1)) : 0;
+    }
+
+    @Test
+    void anOperatorPausesAndResumesObservabilityOnTheAdminPortWithoutARestart() throws Exception {
+        String trace = TRACE.replace('4', '7');
+        String caller = "00-" + trace + "-" + CALLER_SPAN + "-01";
+        try {
+            assertThat(admin(consumer, "GET", "/observability").body()).isEqualTo("on\n");
+            assertThat(admin(consumer, "GET", "/observability?state=off").statusCode()).as("a GET changes nothing")
+                    .isEqualTo(200);
+            assertThat(admin(consumer, "POST", "/observability?state=maybe").statusCode()).isEqualTo(400);
+            assertThat(admin(consumer, "PUT", "/observability?state=off").statusCode()).isEqualTo(405);
+            assertThat(admin(consumer, "POST", "/metrics").statusCode()).isEqualTo(405);
+            for (Sidecar s : List.of(consumer, provider)) {
+                HttpResponse<String> paused = admin(s, "POST", "/observability?state=off");
+                assertThat(paused.statusCode()).isEqualTo(200);
+                assertThat(paused.body()).isEqualTo("paused\n");
+            }
+            String before = get("http://127.0.0.1:" + MeshFixture.port(consumer, "admin") + "/metrics");
+            assertThat(before).contains("weft_observability_paused 1");
+
+            assertThat(call("/echo?paused", "traceparent", caller).statusCode()).isEqualTo(200);
+            // Paused, the sidecars pass the caller's context through untouched, as with --tracing off.
+            assertThat(app.headersOf("POST /echo?paused").get("traceparent")).containsExactly(caller);
+            String during = get("http://127.0.0.1:" + MeshFixture.port(consumer, "admin") + "/metrics");
+            assertThat(routeRequests(during, "outbound")).isEqualTo(routeRequests(before, "outbound"));
+
+            for (Sidecar s : List.of(consumer, provider)) {
+                assertThat(admin(s, "POST", "/observability?state=on").body()).isEqualTo("on\n");
+            }
+            assertThat(call("/echo?resumed", "traceparent", caller).statusCode()).isEqualTo(200);
+            assertThat(app.headersOf("POST /echo?resumed").get("traceparent")).singleElement()
+                    .asString().contains(trace).isNotEqualTo(caller);
+            String after = get("http://127.0.0.1:" + MeshFixture.port(consumer, "admin") + "/metrics");
+            assertThat(routeRequests(after, "outbound")).isEqualTo(routeRequests(before, "outbound") + 1);
+            assertThat(after).contains("weft_observability_paused 0", "weft_observability_switches_total 2");
+            for (String file : List.of("outbound.jsonl", "inbound.jsonl")) {
+                await(file + " line of the resumed request", () -> {
+                    try {
+                        return Files.readString(logs.resolve(file)).contains("/echo?resumed") ? true : null;
+                    } catch (java.io.IOException e) {
+                        return null;
+                    }
+                });
+                assertThat(Files.readString(logs.resolve(file))).as("no line while paused")
+                        .doesNotContain("/echo?paused");
+            }
+        } finally {
+            for (Sidecar s : List.of(consumer, provider)) {
+                admin(s, "POST", "/observability?state=on");
+            }
+        }
+    }
+
     @Test
     void accessLogsGetOneJsonLinePerRequestOnEachSide() throws Exception {
         HttpResponse<String> r = call("/echo?log=1", "traceparent", "00-" + TRACE.replace('4', '5') + "-" + CALLER_SPAN + "-01");

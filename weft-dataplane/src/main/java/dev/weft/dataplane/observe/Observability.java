@@ -67,6 +67,14 @@ public final class Observability implements ExchangeObserver, AutoCloseable {
     private static final int ERRORS_CAPPED = 3;
     private static final int SAMPLED_BY = 4;
     private ScheduledExecutorService scheduler;
+    /**
+     * Set by an operator ({@code POST /observability?state=off} on the admin port, docs/observability.md): while set,
+     * {@link #start} observes nothing and trace headers pass through untouched, as with {@code --tracing off
+     * --metrics off}. One volatile read per exchange; written on the admin's loop. It lets {@code weft bench
+     * observability} price observability on the same processes, window by window, instead of across restarts.
+     */
+    private volatile boolean paused;
+    private final java.util.concurrent.atomic.AtomicLong switches = new java.util.concurrent.atomic.AtomicLong();
 
     /**
      * @param registryUrl the sidecar's registry: {@code auto} sends spans to a {@code weft://} control plane
@@ -164,9 +172,31 @@ public final class Observability implements ExchangeObserver, AutoCloseable {
         return ids.stream().mapToLong(Long::longValue).toArray();
     }
 
+    /**
+     * Pauses ({@code true}) or resumes everything this object observes: exchanges that start while paused are not
+     * counted, traced or logged; those already started finish as they began.
+     *
+     * @return whether the state changed
+     */
+    public boolean pause(boolean pause) {
+        if (paused == pause) {
+            return false;
+        }
+        paused = pause;
+        switches.incrementAndGet();
+        return true;
+    }
+
+    public boolean paused() {
+        return paused;
+    }
+
     @Override
     public ExchangeTrace start(Direction direction, String localService, String method, String path,
                                HeaderAccess headers, String peer) {
+        if (paused) {
+            return ExchangeTrace.NOOP;
+        }
         long now = System.nanoTime();
         String route = routes.match(method, path);
         // A record the Worker's own last exchanges left (most, once most are not sampled), else one the exporter
@@ -237,6 +267,9 @@ public final class Observability implements ExchangeObserver, AutoCloseable {
 
     /** Appends this sidecar's observability metrics to /metrics. */
     public void render(PrometheusText p) {
+        p.gauge("weft_observability_paused", "1 while an operator has paused this sidecar's metrics, traces and access"
+                + " logs (POST /observability?state=off on the admin port), else 0.", paused ? 1 : 0);
+        p.counter("weft_observability_switches_total", "Times observability was paused or resumed.", switches.get());
         if (routeMetrics != null) {
             routeMetrics.render(p);
         }

@@ -1,0 +1,113 @@
+package dev.weft.bench;
+
+import dev.weft.control.cli.DurationConverter;
+import dev.weft.dataplane.SidecarJvm;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.ZoneOffset;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+
+/** {@code weft bench observability}: see {@link ObservabilityAb}. */
+@Command(name = "observability", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {"Price observability (metrics, traces, access logs) on one warm mesh: pause and resume it on "
+                + "every sidecar, window after window, and compare CPU per request pair by pair (issue 12: within 5%).",
+                "Writes observability.md (the pairs and the verdict) and windows.csv. About 3 minutes per thread count "
+                + "at the defaults, plus the JIT's warm-up."})
+public final class ObservabilityCommand implements Callable<Integer> {
+    @Option(names = "--proxy-threads", split = ",", defaultValue = "1,2", paramLabel = "LIST",
+            description = "Workers per sidecar; one topology each (default: ${DEFAULT-VALUE}).")
+    List<Integer> proxyThreads;
+
+    @Option(names = "--pairs", defaultValue = "8", paramLabel = "N",
+            description = "On/paused pairs of windows per thread count (default: ${DEFAULT-VALUE}).")
+    int pairs;
+
+    @Option(names = "--window", defaultValue = "10s", converter = DurationConverter.class, paramLabel = "TIME",
+            description = "Each measured window (default: ${DEFAULT-VALUE}).")
+    Duration window;
+
+    @Option(names = "--gap", defaultValue = "3s", converter = DurationConverter.class, paramLabel = "TIME",
+            description = "Unrecorded load on fresh connections before each window (default: ${DEFAULT-VALUE}).")
+    Duration gap;
+
+    @Option(names = "--connections", defaultValue = "512", paramLabel = "N",
+            description = "Load generator connections (default: ${DEFAULT-VALUE}).")
+    int connections;
+
+    @Option(names = "--capacities", split = ",", defaultValue = "100,200,300", paramLabel = "LIST",
+            description = "Requests each provider (small, medium, large) holds at once (default: ${DEFAULT-VALUE}, "
+                    + "issue 12's).")
+    List<Integer> capacities;
+
+    @Option(names = "--provider-delay", defaultValue = "10ms", converter = DurationConverter.class,
+            paramLabel = "TIME", description = "Each provider's work per request; 10ms saturates this machine kind, "
+                    + "as in issue 12's runs since session 9 (default: ${DEFAULT-VALUE}).")
+    Duration providerDelay;
+
+    @Option(names = "--jit-settle", defaultValue = "120s", converter = DurationConverter.class, paramLabel = "TIME",
+            description = "At most this much load first, until the sidecars' JIT settles (default: ${DEFAULT-VALUE}).")
+    Duration jitSettle;
+
+    @Option(names = "--generator", defaultValue = "wrk", paramLabel = "NAME",
+            description = "builtin or wrk (from apt, verifying every answer) (default: ${DEFAULT-VALUE}).")
+    String generator;
+
+    @Option(names = "--results", paramLabel = "DIR",
+            description = "Folder for the results (default: weft-bench/results/DATE-observability when run from the "
+                    + "project, else bench-results/DATE-observability).")
+    Path results;
+
+    @Option(names = "--keep-logs", description = "Keep every process's log.")
+    boolean keepLogs;
+
+    @Override
+    public Integer call() throws Exception {
+        if (pairs < 1 || connections < 1 || window.isZero() || proxyThreads.isEmpty()
+                || proxyThreads.stream().anyMatch(t -> t < 1)) {
+            System.err.println("bench observability: --pairs, --connections, --window and every --proxy-threads "
+                    + "must be positive");
+            return 2;
+        }
+        Generator load = Generator.named(generator);
+        Path dir = BenchCommand.resultsFolder(results, LocalDate.now(ZoneOffset.UTC) + "-observability");
+        Files.createDirectories(dir);
+        String when = Instant.now().truncatedTo(ChronoUnit.SECONDS).toString();
+        String machine = ProcStats.machineDescription();
+        ObservabilityAb.Settings ab = new ObservabilityAb.Settings(connections, pairs, window, gap, jitSettle);
+        List<List<ObservabilityAb.Window>> byThreads = new ArrayList<>();
+        for (int threads : proxyThreads) {
+            ExperimentSettings settings = ExperimentSettings.defaults()
+                    .withConnections(connections)
+                    .withDuration(window)
+                    .withKeepLogs(keepLogs)
+                    .withRunDir(dir.resolve("logs").resolve("t" + threads).toAbsolutePath())
+                    .withProviderDelay(providerDelay)
+                    .withProviderCapacities(capacities)
+                    .withGenerator(load)
+                    .withDataPlane(new WeftDataPlane("weft", "event-loop", null, SidecarJvm.options())
+                            .withThreads(threads));
+            try (Experiment experiment = Experiment.start(settings)) {
+                byThreads.add(ObservabilityAb.run(experiment, ab, threads, System.err));
+            } catch (ExperimentException e) {
+                System.err.println("bench observability: the mesh at " + threads + " Workers did not start: "
+                        + e.getMessage());
+                return 1;
+            }
+        }
+        String report = ObservabilityAb.report(byThreads, proxyThreads, ab, when, machine);
+        Files.writeString(dir.resolve("observability.md"), report);
+        Files.writeString(dir.resolve("windows.csv"), ObservabilityAb.csv(byThreads));
+        System.out.print(report);
+        System.err.println("bench observability: wrote observability.md and windows.csv to " + dir);
+        return 0;
+    }
+}

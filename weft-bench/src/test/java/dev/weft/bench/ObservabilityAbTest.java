@@ -1,0 +1,47 @@
+package dev.weft.bench;
+
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.List;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class ObservabilityAbTest {
+    private static BenchRow row(boolean on, int pair, double qps, double cpu, double control) {
+        double n = Double.NaN;
+        return new BenchRow("observability", on ? "on" : "paused", 1, pair, 512, qps, n, n, n, 50, n, 1000, 0, cpu,
+                1.0, control, n, n, n, n, n, n, n, n, 3, n, n, null);
+    }
+
+    @Test
+    void theReportGivesEachPairsCostAndJudgesTheMedianAgainstFivePercent() {
+        List<ObservabilityAb.Window> windows = List.of(
+                new ObservabilityAb.Window(1, true, row(true, 1, 8000, 104, 2)),
+                new ObservabilityAb.Window(1, false, row(false, 1, 8100, 100, 1)),
+                new ObservabilityAb.Window(2, false, row(false, 2, 7000, 120, 1)),
+                new ObservabilityAb.Window(2, true, row(true, 2, 7000, 132, 2)),
+                new ObservabilityAb.Window(3, true, row(true, 3, 9000, 90, 2)),
+                new ObservabilityAb.Window(3, false, row(false, 3, 9000, 90, 1)));
+        List<ObservabilityAb.Pair> pairs = ObservabilityAb.pairs(windows);
+        assertThat(pairs).extracting(ObservabilityAb.Pair::index).containsExactly(1, 2, 3);
+        assertThat(pairs.get(0).proxyCost()).isCloseTo(0.04, org.assertj.core.data.Offset.offset(1e-9));
+        assertThat(pairs.get(1).proxyCost()).isCloseTo(0.10, org.assertj.core.data.Offset.offset(1e-9));
+        assertThat(pairs.get(0).meshCost()).isCloseTo(106.0 / 101 - 1, org.assertj.core.data.Offset.offset(1e-9));
+
+        ObservabilityAb.Settings s = new ObservabilityAb.Settings(512, 3, Duration.ofSeconds(10),
+                Duration.ofSeconds(3), Duration.ofSeconds(120));
+        String md = ObservabilityAb.report(List.of(windows), List.of(1), s, "now", "test machine");
+        assertThat(md).contains("## 1 Worker per sidecar")
+                .contains("| 1 | on, off | 8000 | 8100 | 104.0 | 100.0 | +4.0 % |")
+                .contains("| 2 | off, on | 7000 | 7000 | 132.0 | 120.0 | +10.0 % |")
+                .contains("Median cost +4.0 %").contains("2 of 3 pairs within 5 %")
+                .contains("**Target (median within 5 %): met.**");
+
+        String worse = ObservabilityAb.report(List.of(windows.subList(0, 4)), List.of(2), s, "now", "test machine");
+        assertThat(worse).contains("## 2 Workers per sidecar").contains("Median cost +7.0 %")
+                .contains("**Target (median within 5 %): not met.**");
+        assertThat(ObservabilityAb.csv(List.of(windows)).lines()).hasSize(7).first().asString()
+                .startsWith("section,plane,proxy_threads");
+    }
+}
