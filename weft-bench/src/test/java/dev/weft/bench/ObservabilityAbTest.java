@@ -27,20 +27,21 @@ class ObservabilityAbTest {
         assertThat(pairs).extracting(ObservabilityAb.Pair::index).containsExactly(1, 2, 3);
         assertThat(pairs.get(0).proxyCost()).isCloseTo(0.04, org.assertj.core.data.Offset.offset(1e-9));
         assertThat(pairs.get(1).proxyCost()).isCloseTo(0.10, org.assertj.core.data.Offset.offset(1e-9));
+        assertThat(pairs.get(0).steadyCost()).isCloseTo(103.0 / 99 - 1, org.assertj.core.data.Offset.offset(1e-9));
         assertThat(pairs.get(0).meshCost()).isCloseTo(106.0 / 101 - 1, org.assertj.core.data.Offset.offset(1e-9));
 
         ObservabilityAb.Settings s = new ObservabilityAb.Settings(512, 3, Duration.ofSeconds(10),
                 Duration.ofSeconds(3), Duration.ofSeconds(120));
         String md = ObservabilityAb.report(List.of(windows), List.of(1), s, "now", "test machine");
         assertThat(md).contains("## 1 Worker per sidecar")
-                .contains("| 1 | on, off | 8000 | 8100 | 104.0 | 100.0 | +4.0 % |")
-                .contains("| 2 | off, on | 7000 | 7000 | 132.0 | 120.0 | +10.0 % |")
+                .contains("| 1 | on, off | 8000 | 8100 | 104.0 | 100.0 | 1.0 | 1.0 | +4.0 % | +4.0 % |")
+                .contains("| 2 | off, on | 7000 | 7000 | 132.0 | 120.0 | 1.0 | 1.0 | +10.0 % | +10.1 % |")
                 .contains("Median cost +4.0 %").contains("2 of 3 pairs within 5 %")
-                .contains("**Target (median within 5 %): met.**");
+                .contains("**Target (median within 5 %): met on all CPU, met steady.**");
 
         String worse = ObservabilityAb.report(List.of(windows.subList(0, 4)), List.of(2), s, "now", "test machine");
         assertThat(worse).contains("## 2 Workers per sidecar").contains("Median cost +7.0 %")
-                .contains("**Target (median within 5 %): not met.**");
+                .contains("**Target (median within 5 %): not met on all CPU, not met steady.**");
         assertThat(ObservabilityAb.csv(List.of(windows)).lines()).hasSize(7).first().asString()
                 .startsWith("section,plane,proxy_threads");
     }
