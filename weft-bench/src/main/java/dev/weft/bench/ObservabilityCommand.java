@@ -103,6 +103,11 @@ public final class ObservabilityCommand implements Callable<Integer> {
                 return 1;
             }
         }
+        try {
+            Files.deleteIfExists(dir.resolve("logs")); // only when empty: each clean topology deleted its own folder
+        } catch (java.nio.file.DirectoryNotEmptyException kept) {
+            // --keep-logs, or a topology that failed: its logs stay
+        }
         String report = ObservabilityAb.report(byThreads, proxyThreads, ab, when, machine);
         Files.writeString(dir.resolve("observability.md"), report);
         Files.writeString(dir.resolve("windows.csv"), ObservabilityAb.csv(byThreads));
