@@ -14,7 +14,7 @@ import java.time.Duration;
  *
  * <p>Thread: the experiment's; each call blocks for one HTTP request to the control plane (at most 5 s).
  */
-final class MeshTokens {
+public final class MeshTokens {
     /** Longer than any bench run: a sidecar needs the token only at start, and renews without it. */
     static final Duration TTL = Duration.ofHours(24);
 
@@ -26,7 +26,7 @@ final class MeshTokens {
      * @param registry       the control plane, {@code weft://HOST:PORT}
      * @param controlDataDir the control plane's data dir (where it keeps what an operator needs to call it)
      */
-    static Path create(String registry, Path controlDataDir, String service, Path file)
+    public static Path create(String registry, Path controlDataDir, String service, Path file)
             throws ExperimentException, InterruptedException {
         JoinToken token;
         try {

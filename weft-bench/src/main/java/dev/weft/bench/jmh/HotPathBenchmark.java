@@ -3,6 +3,7 @@ package dev.weft.bench.jmh;
 import dev.weft.bench.FreePorts;
 import dev.weft.bench.ChildProcess;
 import dev.weft.bench.Experiment;
+import dev.weft.bench.MeshTokens;
 import dev.weft.dataplane.SidecarCommand;
 import dev.weft.examples.HostPort;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -84,12 +85,16 @@ public class HotPathBenchmark {
         String registryUrl = "weft://" + control.awaitOutput(CONTROL_LISTENING, "weft control listening on",
                 READY_TIMEOUT).group(1);
 
+        // Registering is a write the control plane takes only with credentials (issue 13): a join token each.
+        Path state = data.resolve("state");
         int providerAdmin = ports.pick();
-        startSidecar(providerAdmin, "--service", "provider", "--app", app, "--registry", registryUrl,
+        startSidecar(providerAdmin, MeshTokens.create(registryUrl, state, "provider", data.resolve("provider.token")),
+                "--service", "provider", "--app", app, "--registry", registryUrl,
                 "--capacity", "0", "--id", "provider-backend", "--inbound", "127.0.0.1:" + ports.pick());
         int upstream = ports.pick();
         int consumerAdmin = ports.pick();
-        startSidecar(consumerAdmin, "--service", "consumer", "--app", app, "--registry", registryUrl,
+        startSidecar(consumerAdmin, MeshTokens.create(registryUrl, state, "consumer", data.resolve("consumer.token")),
+                "--service", "consumer", "--app", app, "--registry", registryUrl,
                 "--upstream", "provider=127.0.0.1:" + upstream, "--inbound", "127.0.0.1:" + ports.pick());
 
         direct = new RawHttpClient(backend.address().getPort());
@@ -111,10 +116,12 @@ public class HotPathBenchmark {
         }
     }
 
-    private void startSidecar(int admin, String... args) throws Exception {
+    private void startSidecar(int admin, Path token, String... args) throws Exception {
         List<String> all = new ArrayList<>(List.of(args));
-        all.addAll(List.of("--admin", "127.0.0.1:" + admin));
-        all.addAll(List.of("--mtls", "permissive"));   // the plaintext hot path, as before strict was the default
+        all.addAll(List.of("--admin", "127.0.0.1:" + admin, "--token-file", token.toString()));
+        // The plaintext hot path: with --mtls off the token only proves the registration, no certificate is asked
+        // for, and the two sidecars speak WMP without TLS (the bench's weft-mtls plane prices TLS).
+        all.addAll(List.of("--mtls", "off"));
         if (observability.equals("off")) {
             all.addAll(List.of("--tracing", "off", "--metrics", "off"));
         } else if (observability.equals("all")) {
