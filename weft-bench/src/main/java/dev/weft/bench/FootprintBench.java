@@ -47,9 +47,10 @@ final class FootprintBench {
      * @param variants JVM options appended to the sidecar's own and its AOT cache, one list per variant (an empty
      *                 list: the sidecar as shipped); with several, the starts alternate between them (A, B, A, B...),
      *                 {@code starts} each, so that every variant meets the same load on a shared machine
+     * @param mtls     the sidecars' {@code --mtls}: off, as the bench's other sidecars run, or strict, the default
      */
     record Settings(int starts, int services, Duration startTimeout, Path runDir, Consumer<String> say,
-                    List<List<String>> variants) {
+                    List<List<String>> variants, String mtls) {
         Settings {
             if (variants.isEmpty()) {
                 throw new IllegalArgumentException("at least one variant (an empty one: the sidecar as shipped)");
@@ -177,10 +178,11 @@ final class FootprintBench {
             args.addAll(List.of("--upstream", "svc-" + s + "=127.0.0.1:0"));
         }
         // Registering needs a sidecar's credential (docs/security.md): a join token, made before the process
-        // starts so that it is not part of the start measured; --mtls off as the bench's other sidecars run.
+        // starts so that it is not part of the start measured; with --mtls strict the start includes getting a
+        // certificate for it.
         Path token = MeshTokens.create(registry, settings.runDir().resolve("control-data"), "footprint",
                 settings.runDir().resolve("footprint-" + next + ".token"));
-        args.addAll(List.of("--mtls", "off", "--token-file", token.toString()));
+        args.addAll(List.of("--mtls", settings.mtls(), "--token-file", token.toString()));
         List<String> jvm = new ArrayList<>(SidecarJvm.options());
         SidecarJvm.aotCache(jvm).ifPresent(cache -> jvm.add("-XX:AOTCache=" + cache));
         jvm.addAll(settings.variants().get(variant));
@@ -250,7 +252,8 @@ final class FootprintBench {
         StringBuilder out = new StringBuilder("# Sidecar footprint\n\n");
         out.append("Run ").append(when).append(" on ").append(Runtime.getRuntime().availableProcessors())
                 .append(" CPUs (load average ").append(String.format(Locale.ROOT, "%.2f", ProcStats.loadAverage()))
-                .append(" at the end). Sidecars run as `./weft sidecar` runs them: ")
+                .append(" at the end). Sidecars run with `--mtls ").append(s.mtls())
+                .append("`, their JVM as `./weft sidecar` runs it: ")
                 .append(String.join(" ", SidecarJvm.options())).append(", with the AOT cache when ./weft trained one")
                 .append(variants == 1 && s.variants().getFirst().isEmpty() ? ""
                         : variants == 1 ? ", then `" + s.label(0) + "` (--sidecar-jvm-add)"

@@ -42,6 +42,11 @@ public final class FootprintCommand implements Callable<Integer> {
                     + "--sidecar-jvm-add '-XX:TieredStopAtLevel=1'.")
     List<String> sidecarJvmAdd;
 
+    @Option(names = "--mtls", defaultValue = "off", paramLabel = "MODE",
+            description = "The sidecars' --mtls: off (default: as the bench's other sidecars run) or strict (the "
+                    + "sidecar's own default; the start then includes getting a certificate).")
+    String mtls;
+
     @Option(names = "--results", paramLabel = "DIR",
             description = "Folder for footprint.md (default: weft-bench/results/DATE-footprint when run from the "
                     + "project, else bench-results/DATE-footprint).")
@@ -60,12 +65,16 @@ public final class FootprintCommand implements Callable<Integer> {
                     + FootprintBench.CALLED);
             return 2;
         }
+        if (!mtls.equals("off") && !mtls.equals("strict")) {
+            System.err.println("bench footprint: unknown --mtls '" + mtls + "' (expected: off, strict)");
+            return 2;
+        }
         Path dir = BenchCommand.resultsFolder(results, LocalDate.now(ZoneOffset.UTC) + "-footprint");
         Path runDir = Files.createTempDirectory("weft-footprint-");
         String when = Instant.now().truncatedTo(ChronoUnit.SECONDS).toString();
         FootprintBench.Settings settings = new FootprintBench.Settings(starts, services, startTimeout, runDir,
                 line -> System.err.println("bench footprint: " + line),
-                variants());
+                variants(), mtls);
         FootprintBench.Result r = FootprintBench.run(settings);
         String report = FootprintBench.report(r, settings, when);
         FootprintBench.write(dir, report);

@@ -3,6 +3,9 @@ package dev.weft.bench;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -24,7 +27,8 @@ class FootprintCommandTest {
     }
 
     private static FootprintBench.Settings settings(int starts, List<List<String>> variants) {
-        return new FootprintBench.Settings(starts, 3, Duration.ofSeconds(60), Path.of("/tmp"), line -> { }, variants);
+        return new FootprintBench.Settings(starts, 3, Duration.ofSeconds(60), Path.of("/tmp"), line -> { }, variants,
+                "off");
     }
 
     private static Duration ms(long millis) {
@@ -38,6 +42,23 @@ class FootprintCommandTest {
         assertThat(c.services).isEqualTo(1000);
         assertThat(c.startTimeout).isEqualTo(Duration.ofSeconds(60));
         assertThat(c.variants()).containsExactly(List.of());
+        assertThat(c.mtls).isEqualTo("off");
+        assertThat(parse("--mtls", "strict").mtls).isEqualTo("strict");
+    }
+
+    @Test
+    void anMtlsModeOtherThanOffOrStrictIsRefusedWithWhatWasExpected() throws Exception {
+        FootprintCommand c = parse("--mtls", "permissive");
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        PrintStream before = System.err;
+        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+        try {
+            assertThat(c.call()).isEqualTo(2);
+        } finally {
+            System.setErr(before);
+        }
+        assertThat(err.toString(StandardCharsets.UTF_8))
+                .contains("unknown --mtls 'permissive' (expected: off, strict)");
     }
 
     @Test
@@ -73,7 +94,8 @@ class FootprintCommandTest {
         assertThat(r.median(0, FootprintBench.Start::cpu)).isEqualTo(ms(1200));
         assertThat(r.median(1, FootprintBench.Start::ready)).isEqualTo(ms(600));
         String report = FootprintBench.report(r, s, "2026-12-03T07:00:00Z");
-        assertThat(report).contains("3 starts of each of 2 variants, alternating (A, B, A, B...)")
+        assertThat(report).contains("Sidecars run with `--mtls off`")
+                .contains("3 starts of each of 2 variants, alternating (A, B, A, B...)")
                 .contains("| 2 | `-XX:TieredStopAtLevel=1` | 600 | 800 | 300 |")
                 .contains("| `as shipped` | 3 | 800 | 700–900 | 1200 | 1100–1300 | 700 |")
                 .contains("| `-XX:TieredStopAtLevel=1` | 3 | 600 | 500–650 | 800 | 700–900 | 300 |")
