@@ -169,7 +169,7 @@ final class FootprintBench {
         return new Size(services, services * ENDPOINTS_PER_SERVICE, rss, peak, watchers);
     }
 
-    /** A sidecar calling services svc-0..2 through --upstream listeners, as ./weft sidecar runs it, plus a variant's options. */
+    /** A sidecar calling svc-0..2 through --upstream listeners, as ./weft sidecar runs it, plus a variant's options. */
     private ChildProcess sidecar(int admin, int variant) throws ExperimentException, InterruptedException {
         List<String> args = new ArrayList<>(List.of("sidecar", "--service", "footprint", "--id", "footprint-" + next,
                 "--app", "127.0.0.1:" + appPort, "--registry", registry, "--admin", "127.0.0.1:" + admin,

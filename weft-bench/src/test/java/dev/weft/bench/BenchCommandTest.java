@@ -102,8 +102,9 @@ class BenchCommandTest {
     @Test
     void sidecarJvmOptionsAreReadAsTheSidecarsOptionsFileIs() {
         assertThat(parse().sidecarJvm()).isEqualTo(SidecarJvm.options());
-        assertThat(parse("--sidecar-jvm", "  -Xmx64m\t-Xss256k  # a comment, as in sidecar-jvm.options\n-XX:+UseSerialGC")
-                .sidecarJvm()).containsExactly("-Xmx64m", "-Xss256k", "-XX:+UseSerialGC");
+        String options = "  -Xmx64m\t-Xss256k  # a comment, as in sidecar-jvm.options\n-XX:+UseSerialGC";
+        assertThat(parse("--sidecar-jvm", options).sidecarJvm())
+                .containsExactly("-Xmx64m", "-Xss256k", "-XX:+UseSerialGC");
     }
 
     @Test

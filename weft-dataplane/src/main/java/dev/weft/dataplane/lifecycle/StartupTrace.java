@@ -69,8 +69,8 @@ public final class StartupTrace {
             for (Path task : tasks) {
                 try {
                     String stat = Files.readString(task.resolve("stat"));
-                    String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replaceAll("[-0-9]+$", "")
-                            .strip();
+                    String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
+                            .replaceAll("[-0-9]+$", "").strip();
                     String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
                     ticks.merge(name, Long.parseLong(f[11]) + Long.parseLong(f[12]), Long::sum);
                 } catch (IOException | RuntimeException ended) {
