@@ -10,7 +10,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
-import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -198,11 +197,8 @@ public final class BenchCommand implements Callable<Integer> {
         if (Files.exists(dir) && !Files.isDirectory(dir)) {
             throw new IllegalArgumentException("--results " + dir + " is a file (expected a folder)");
         }
-        List<String> jvm = SidecarJvm.options();
-        if (sidecarJvm != null) {
-            jvm = new ArrayList<>(List.of(sidecarJvm.trim().split("\\s+")));
-            jvm.removeIf(String::isEmpty);
-        }
+        // Read as sidecar-jvm.options is (blanks, # comments), so a value can be pasted from that file.
+        List<String> jvm = sidecarJvm != null ? SidecarJvm.parse(sidecarJvm) : SidecarJvm.options();
         return new Bench.Settings(
                 new LinkedHashSet<>(pick(sections, p.sections(), List.of("mesh", "hop", "jmh"))),
                 pick(planes, p.planes(), List.of(DEFAULT_PLANES.split(","))),

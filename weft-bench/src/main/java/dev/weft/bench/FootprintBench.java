@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -26,7 +27,8 @@ import java.util.regex.Pattern;
  * <ul>
  *   <li><b>Ready:</b> {@code starts} sidecars one after the other, each from process start to {@code /ready} 200
  *       (polled every 5 ms), and the CPU the process used until then (/proc), with the control plane and the app
- *       already up.</li>
+ *       already up. With several variants (JVM options added, e.g. a JIT lever), their starts alternate, so a
+ *       lever and the baseline are compared under the same load.</li>
  *   <li><b>Mesh size:</b> a sidecar that calls 3 services (10 endpoints each), its resident memory once ready and
  *       settled, first in a mesh of just those 3 services, then, in a fresh sidecar, after {@code services} − 3
  *       more services of 10 endpoints each were registered. The control plane's watcher count shows what the
@@ -41,27 +43,44 @@ final class FootprintBench {
     private static final Duration SETTLE = Duration.ofSeconds(5);
     private static final Pattern LISTENING = Pattern.compile("listening on [^:\\s]+:(\\d+)");
 
-    /** @param jvmAdd JVM options appended to the sidecar's own and its AOT cache, for experiments (JIT, logging) */
+    /**
+     * @param variants JVM options appended to the sidecar's own and its AOT cache, one list per variant (an empty
+     *                 list: the sidecar as shipped); with several, the starts alternate between them (A, B, A, B...),
+     *                 {@code starts} each, so that every variant meets the same load on a shared machine
+     * @param mtls     the sidecars' {@code --mtls}: off, as the bench's other sidecars run, or strict, the default
+     */
     record Settings(int starts, int services, Duration startTimeout, Path runDir, Consumer<String> say,
-                    List<String> jvmAdd) {}
+                    List<List<String>> variants, String mtls) {
+        Settings {
+            if (variants.isEmpty()) {
+                throw new IllegalArgumentException("at least one variant (an empty one: the sidecar as shipped)");
+            }
+            variants = variants.stream().map(List::copyOf).toList();
+        }
 
-    /** One sidecar start: wall time, process CPU and the part of it the JIT compiler threads used, until ready. */
-    record Start(Duration ready, Duration cpu, Duration jitCpu) {}
+        /** How a variant is named in the report: its options, or "as shipped" for none. */
+        String label(int variant) {
+            List<String> add = variants.get(variant);
+            return add.isEmpty() ? "as shipped" : String.join(" ", add);
+        }
+    }
+
+    /** One sidecar start of a variant: wall time, process CPU and the JIT compiler threads' part of it, until ready. */
+    record Start(int variant, Duration ready, Duration cpu, Duration jitCpu) {}
 
     /** The memory of a sidecar that calls {@link #CALLED} services, in a mesh of {@code services}. */
     record Size(int services, int endpoints, long rssBytes, long peakRssBytes, int watchers) {}
 
     record Result(List<Start> starts, List<Size> sizes) {
-        Duration medianReady() {
-            return starts.stream().map(Start::ready).sorted().toList().get(starts.size() / 2);
+        /** The figure's values over one variant's starts, sorted. */
+        List<Duration> sorted(int variant, Function<Start, Duration> figure) {
+            return starts.stream().filter(st -> st.variant() == variant).map(figure).sorted().toList();
         }
 
-        Duration medianCpu() {
-            return starts.stream().map(Start::cpu).sorted().toList().get(starts.size() / 2);
-        }
-
-        Duration medianJitCpu() {
-            return starts.stream().map(Start::jitCpu).sorted().toList().get(starts.size() / 2);
+        /** The upper median (the 6th of 10), as the bench has always reported it. */
+        Duration median(int variant, Function<Start, Duration> figure) {
+            List<Duration> values = sorted(variant, figure);
+            return values.get(values.size() / 2);
         }
     }
 
@@ -105,7 +124,9 @@ final class FootprintBench {
 
         List<Start> starts = new ArrayList<>();
         for (int i = 0; i < settings.starts(); i++) {
-            starts.add(startAndStop());
+            for (int v = 0; v < settings.variants().size(); v++) {
+                starts.add(startAndStop(v));
+            }
         }
         List<Size> sizes = new ArrayList<>();
         sizes.add(size(CALLED));
@@ -118,24 +139,24 @@ final class FootprintBench {
         return new Result(starts, sizes);
     }
 
-    private Start startAndStop() throws ExperimentException, InterruptedException {
+    private Start startAndStop(int variant) throws ExperimentException, InterruptedException {
         int admin = ports.pick();
-        ChildProcess sidecar = sidecar(admin);
+        ChildProcess sidecar = sidecar(admin, variant);
         Duration ready = sidecar.awaitReady(http, URI.create("http://127.0.0.1:" + admin + "/ready"),
                 settings.startTimeout());
         Duration cpu = Duration.ofNanos(ProcStats.treeCpuNanos(sidecar.pid()));
         Duration jit = Duration.ofNanos(ProcStats.treeJitCpuNanos(sidecar.pid()));
-        settings.say().accept(String.format(Locale.ROOT, "start %d: ready in %d ms, %d ms of CPU (JIT %d ms)", next,
-                ready.toMillis(), cpu.toMillis(), jit.toMillis()));
+        settings.say().accept(String.format(Locale.ROOT, "start %d (%s): ready in %d ms, %d ms of CPU (JIT %d ms)",
+                next, settings.label(variant), ready.toMillis(), cpu.toMillis(), jit.toMillis()));
         sidecar.stop(Duration.ofSeconds(10));
         started.remove(sidecar);
-        return new Start(ready, cpu, jit);
+        return new Start(variant, ready, cpu, jit);
     }
 
     private Size size(int services) throws ExperimentException, InterruptedException, IOException {
         int admin = ports.pick();
         int watchersBefore = watchers();
-        ChildProcess sidecar = sidecar(admin);
+        ChildProcess sidecar = sidecar(admin, 0);
         sidecar.awaitReady(http, URI.create("http://127.0.0.1:" + admin + "/ready"), settings.startTimeout());
         Thread.sleep(SETTLE.toMillis());
         long rss = ProcStats.rssBytes(sidecar.pid()).orElse(0);
@@ -148,8 +169,8 @@ final class FootprintBench {
         return new Size(services, services * ENDPOINTS_PER_SERVICE, rss, peak, watchers);
     }
 
-    /** A sidecar calling services svc-0..2 through --upstream listeners, as ./weft sidecar runs it. */
-    private ChildProcess sidecar(int admin) throws ExperimentException, InterruptedException {
+    /** A sidecar calling svc-0..2 through --upstream listeners, as ./weft sidecar runs it, plus a variant's options. */
+    private ChildProcess sidecar(int admin, int variant) throws ExperimentException, InterruptedException {
         List<String> args = new ArrayList<>(List.of("sidecar", "--service", "footprint", "--id", "footprint-" + next,
                 "--app", "127.0.0.1:" + appPort, "--registry", registry, "--admin", "127.0.0.1:" + admin,
                 "--inbound", "127.0.0.1:0"));
@@ -157,13 +178,14 @@ final class FootprintBench {
             args.addAll(List.of("--upstream", "svc-" + s + "=127.0.0.1:0"));
         }
         // Registering needs a sidecar's credential (docs/security.md): a join token, made before the process
-        // starts so that it is not part of the start measured; --mtls off as the bench's other sidecars run.
+        // starts so that it is not part of the start measured; with --mtls strict the start includes getting a
+        // certificate for it.
         Path token = MeshTokens.create(registry, settings.runDir().resolve("control-data"), "footprint",
                 settings.runDir().resolve("footprint-" + next + ".token"));
-        args.addAll(List.of("--mtls", "off", "--token-file", token.toString()));
+        args.addAll(List.of("--mtls", settings.mtls(), "--token-file", token.toString()));
         List<String> jvm = new ArrayList<>(SidecarJvm.options());
         SidecarJvm.aotCache(jvm).ifPresent(cache -> jvm.add("-XX:AOTCache=" + cache));
-        jvm.addAll(settings.jvmAdd());
+        jvm.addAll(settings.variants().get(variant));
         return launch("sidecar-" + next++, jvm, args);
     }
 
@@ -226,26 +248,50 @@ final class FootprintBench {
 
     /** footprint.md: the method and the figures. */
     static String report(Result r, Settings s, String when) {
+        int variants = s.variants().size();
         StringBuilder out = new StringBuilder("# Sidecar footprint\n\n");
         out.append("Run ").append(when).append(" on ").append(Runtime.getRuntime().availableProcessors())
                 .append(" CPUs (load average ").append(String.format(Locale.ROOT, "%.2f", ProcStats.loadAverage()))
-                .append(" at the end). Sidecars run as `./weft sidecar` runs them: ")
+                .append(" at the end). Sidecars run with `--mtls ").append(s.mtls())
+                .append("`, their JVM as `./weft sidecar` runs it: ")
                 .append(String.join(" ", SidecarJvm.options())).append(", with the AOT cache when ./weft trained one")
-                .append(s.jvmAdd().isEmpty() ? "" : ", then `" + String.join(" ", s.jvmAdd()) + "` (--sidecar-jvm-add)")
+                .append(variants == 1 && s.variants().getFirst().isEmpty() ? ""
+                        : variants == 1 ? ", then `" + s.label(0) + "` (--sidecar-jvm-add)"
+                        : ", then each variant's options (--sidecar-jvm-add)")
                 .append(".\n\n");
-        out.append("## Ready\n\n").append(s.starts()).append(" starts, one after the other, with the control plane and")
-                .append(" the app up; from process start to `/ready` 200 (polled every 5 ms), and the process's CPU")
-                .append(" until then, all threads, and of it the JIT compiler threads'.\n\n")
-                .append("| start | ready ms | CPU ms | of it JIT ms |\n|---:|---:|---:|---:|\n");
+        out.append("## Ready\n\n").append(s.starts()).append(" starts")
+                .append(variants == 1 ? "" : " of each of " + variants + " variants, alternating (A, B, A, B...)")
+                .append(", one after the other, with the control plane and the app up; from process start to")
+                .append(" `/ready` 200 (polled every 5 ms), and the process's CPU until then, all threads, and of it")
+                .append(" the JIT compiler threads'.\n\n")
+                .append(variants == 1 ? "| start | ready ms | CPU ms | of it JIT ms |\n|---:|---:|---:|---:|\n"
+                        : "| start | variant | ready ms | CPU ms | of it JIT ms |\n|---:|---|---:|---:|---:|\n");
         for (int i = 0; i < r.starts().size(); i++) {
             Start st = r.starts().get(i);
-            out.append("| ").append(i + 1).append(" | ").append(st.ready().toMillis()).append(" | ")
+            out.append("| ").append(i + 1).append(" | ")
+                    .append(variants == 1 ? "" : "`" + s.label(st.variant()) + "` | ")
+                    .append(st.ready().toMillis()).append(" | ")
                     .append(st.cpu().toMillis()).append(" | ").append(st.jitCpu().toMillis()).append(" |\n");
         }
-        out.append("| **median** | **").append(r.medianReady().toMillis()).append("** | **")
-                .append(r.medianCpu().toMillis()).append("** | **").append(r.medianJitCpu().toMillis())
-                .append("** |\n\n");
-        out.append("## Mesh size\n\nA sidecar calling ").append(CALLED).append(" services (`--upstream`), ")
+        if (variants == 1) {
+            out.append("| **median** | **").append(r.median(0, Start::ready).toMillis()).append("** | **")
+                    .append(r.median(0, Start::cpu).toMillis()).append("** | **")
+                    .append(r.median(0, Start::jitCpu).toMillis()).append("** |\n\n");
+        } else {
+            out.append("\n| variant | n | ready ms, median | range | CPU ms, median | range | of it JIT ms, median |\n")
+                    .append("|---|---:|---:|---:|---:|---:|---:|\n");
+            for (int v = 0; v < variants; v++) {
+                List<Duration> ready = r.sorted(v, Start::ready);
+                List<Duration> cpu = r.sorted(v, Start::cpu);
+                out.append("| `").append(s.label(v)).append("` | ").append(ready.size()).append(" | ")
+                        .append(r.median(v, Start::ready).toMillis()).append(" | ").append(range(ready)).append(" | ")
+                        .append(r.median(v, Start::cpu).toMillis()).append(" | ").append(range(cpu)).append(" | ")
+                        .append(r.median(v, Start::jitCpu).toMillis()).append(" |\n");
+            }
+            out.append("\n");
+        }
+        out.append("## Mesh size\n\nA sidecar").append(variants == 1 ? "" : " (the first variant)").append(" calling ")
+                .append(CALLED).append(" services (`--upstream`), ")
                 .append(ENDPOINTS_PER_SERVICE).append(" endpoints each, in a mesh of only those, then a fresh one after")
                 .append(" more services were registered; resident memory ").append(Durations.format(SETTLE))
                 .append(" after ready. Watches: the control plane's watcher count that the sidecar added.\n\n")
@@ -259,6 +305,10 @@ final class FootprintBench {
         out.append(String.format(Locale.ROOT, "%nDifference: %+.1f MiB RSS (target: within 8 MiB).%n",
                 (big.rssBytes() - small.rssBytes()) / 1048576.0));
         return out.toString();
+    }
+
+    private static String range(List<Duration> sorted) {
+        return sorted.getFirst().toMillis() + "–" + sorted.getLast().toMillis();
     }
 
     static void write(Path dir, String report) throws IOException {

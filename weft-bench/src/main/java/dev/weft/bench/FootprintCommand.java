@@ -37,13 +37,26 @@ public final class FootprintCommand implements Callable<Integer> {
     @Option(names = "--sidecar-jvm-add", paramLabel = "OPTIONS",
             description = "JVM options added after the sidecar's own and its AOT cache, to measure a lever (JIT "
                     + "thresholds, logging); the JVM refuses the cache, and says so in the sidecar's log, if one of "
-                    + "them changes what the cache holds.")
-    String sidecarJvmAdd;
+                    + "them changes what the cache holds. Repeat it to compare variants: their starts alternate "
+                    + "(A, B, A, B...), --starts each; '' is the sidecar as shipped, e.g. --sidecar-jvm-add '' "
+                    + "--sidecar-jvm-add '-XX:TieredStopAtLevel=1'.")
+    List<String> sidecarJvmAdd;
+
+    @Option(names = "--mtls", defaultValue = "off", paramLabel = "MODE",
+            description = "The sidecars' --mtls: off (default: as the bench's other sidecars run) or strict (the "
+                    + "sidecar's own default; the start then includes getting a certificate).")
+    String mtls;
 
     @Option(names = "--results", paramLabel = "DIR",
             description = "Folder for footprint.md (default: weft-bench/results/DATE-footprint when run from the "
                     + "project, else bench-results/DATE-footprint).")
     Path results;
+
+    /** One variant per --sidecar-jvm-add, each parsed as sidecar-jvm.options is; none: the sidecar as shipped. */
+    List<List<String>> variants() {
+        return sidecarJvmAdd == null || sidecarJvmAdd.isEmpty() ? List.of(List.of())
+                : sidecarJvmAdd.stream().map(SidecarJvm::parse).toList();
+    }
 
     @Override
     public Integer call() throws Exception {
@@ -52,12 +65,16 @@ public final class FootprintCommand implements Callable<Integer> {
                     + FootprintBench.CALLED);
             return 2;
         }
+        if (!mtls.equals("off") && !mtls.equals("strict")) {
+            System.err.println("bench footprint: unknown --mtls '" + mtls + "' (expected: off, strict)");
+            return 2;
+        }
         Path dir = BenchCommand.resultsFolder(results, LocalDate.now(ZoneOffset.UTC) + "-footprint");
         Path runDir = Files.createTempDirectory("weft-footprint-");
         String when = Instant.now().truncatedTo(ChronoUnit.SECONDS).toString();
         FootprintBench.Settings settings = new FootprintBench.Settings(starts, services, startTimeout, runDir,
                 line -> System.err.println("bench footprint: " + line),
-                sidecarJvmAdd == null ? List.of() : SidecarJvm.parse(sidecarJvmAdd));
+                variants(), mtls);
         FootprintBench.Result r = FootprintBench.run(settings);
         String report = FootprintBench.report(r, settings, when);
         FootprintBench.write(dir, report);

@@ -1,5 +1,6 @@
 package dev.weft.bench;
 
+import dev.weft.dataplane.SidecarJvm;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
@@ -96,6 +97,14 @@ class BenchCommandTest {
         assertThat(s.warmup()).isEqualTo(Duration.ofSeconds(5));
         assertThat(s.hopConnections()).isEqualTo(64);
         assertThat(s.providerDelay()).isEqualTo(Duration.ofMillis(50));
+    }
+
+    @Test
+    void sidecarJvmOptionsAreReadAsTheSidecarsOptionsFileIs() {
+        assertThat(parse().sidecarJvm()).isEqualTo(SidecarJvm.options());
+        String options = "  -Xmx64m\t-Xss256k  # a comment, as in sidecar-jvm.options\n-XX:+UseSerialGC";
+        assertThat(parse("--sidecar-jvm", options).sidecarJvm())
+                .containsExactly("-Xmx64m", "-Xss256k", "-XX:+UseSerialGC");
     }
 
     @Test

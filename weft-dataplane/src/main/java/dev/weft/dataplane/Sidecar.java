@@ -318,7 +318,7 @@ public final class Sidecar implements AutoCloseable {
         if (!registeredOnce) {
             registeredOnce = isRegistered();
             if (registeredOnce) {
-                StartupTrace.mark("registration accepted: /ready answers 200");
+                StartupTrace.markWithThreads("registration accepted: /ready answers 200");
             }
         }
         if (registeredOnce) {

@@ -1,9 +1,12 @@
 package dev.weft.dataplane.lifecycle;
 
 import java.io.IOException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * Where a sidecar's start goes, for issue 15's "ready in 300 ms": with {@code -Dweft.startup.trace=true} each phase
@@ -46,6 +49,43 @@ public final class StartupTrace {
         }
         System.err.println(String.format(Locale.ROOT, "weft startup: +%.1f ms (cpu %d ms) %s", sinceStart,
                 cpuMillis(), phase));
+    }
+
+    /**
+     * Like {@link #mark}, followed by one line with the CPU each group of threads had used by then, largest first
+     * ({@code weft startup: threads: java 420 ms, C2 CompilerThre 380 ms, ...}): threads are grouped by their name
+     * without its trailing numbers ({@code /proc/self/task/TID/stat}, names cut at 15 characters by Linux), so the
+     * main thread is {@code java}, the JIT {@code C1 CompilerThre} and {@code C2 CompilerThre}, and a pool's threads
+     * one group. Threads that have ended are not
+     * counted (their CPU is in the process's total of the mark).
+     */
+    public static void markWithThreads(String phase) {
+        if (!ON) {
+            return;
+        }
+        mark(phase);
+        Map<String, Long> ticks = new TreeMap<>();
+        try (DirectoryStream<Path> tasks = Files.newDirectoryStream(Path.of("/proc/self/task"))) {
+            for (Path task : tasks) {
+                try {
+                    String stat = Files.readString(task.resolve("stat"));
+                    String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
+                            .replaceAll("[-0-9]+$", "").strip();
+                    String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                    ticks.merge(name, Long.parseLong(f[11]) + Long.parseLong(f[12]), Long::sum);
+                } catch (IOException | RuntimeException ended) {
+                    // The thread ended between the listing and the read.
+                }
+            }
+        } catch (IOException e) {
+            return;
+        }
+        StringBuilder line = new StringBuilder("weft startup: threads:");
+        ticks.entrySet().stream().filter(e -> e.getValue() > 0)
+                .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+                .forEach(e -> line.append(' ').append(e.getKey()).append(' ')
+                        .append(e.getValue() * 1000 / TICKS_PER_SECOND).append(" ms,"));
+        System.err.println(line.substring(0, line.length() - 1));
     }
 
     /** /proc/uptime minus the process's start time (field 22 of /proc/self/stat, clock ticks since boot). */
