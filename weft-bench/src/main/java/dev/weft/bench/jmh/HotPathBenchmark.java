@@ -73,6 +73,16 @@ public class HotPathBenchmark {
 
     @Setup(Level.Trial)
     public void start() throws Exception {
+        try {
+            startAll();
+        } catch (Exception | Error e) {
+            // JMH runs no @TearDown after a failed @Setup: without this the control plane outlived the fork.
+            stop();
+            throw e;
+        }
+    }
+
+    private void startAll() throws Exception {
         backend = new RawHttpBackend();
         String app = HostPort.of(backend.address()).toString();
         Path data = Files.createTempDirectory("weft-jmh-control");
@@ -155,10 +165,19 @@ public class HotPathBenchmark {
 
     @TearDown(Level.Trial)
     public void stop() throws IOException, InterruptedException {
-        direct.close();
-        mesh.close();
-        backend.close();
-        control.stop(Duration.ofSeconds(5));
+        // Null-safe: also called by a start() that failed part-way.
+        if (direct != null) {
+            direct.close();
+        }
+        if (mesh != null) {
+            mesh.close();
+        }
+        if (backend != null) {
+            backend.close();
+        }
+        if (control != null) {
+            control.stop(Duration.ofSeconds(5));
+        }
         // The sidecars drain from their shutdown hooks when this JVM exits.
     }
 
