@@ -29,13 +29,13 @@ public final class DemoCommand implements Callable<Integer> {
     // Until stable rather than a fixed time: fresh JVMs compile under the full load for 20 s to a minute on two
     // cores, and a fixed 20 s left the measured rate still climbing on a fresh machine (issue 15). 60 s caps it.
     @Option(names = "--warmup", defaultValue = "60s", converter = DurationConverter.class, paramLabel = "TIME",
-            description = "Unrecorded load before the measurement, on the same connections, until two 5 s windows in a row are within 5%, at most this long (default: ${DEFAULT-VALUE}; 0s for none).")
+            description = "Unrecorded load before the measurement, on the same connections, until two 5 s windows in a row are within 5%%, at most this long (default: ${DEFAULT-VALUE}; 0s for none).")
     Duration warmup;
 
     // Issue 15: what the demo prints should be the topology's steady state; this says whether it was.
     @Option(names = "--steady-check", defaultValue = "60s", converter = DurationConverter.class, paramLabel = "TIME",
             description = "After the results, load the same topology for another TIME and measure it again for "
-                    + "--duration: the results are steady when within 10% of that second window (default: "
+                    + "--duration: the results are steady when within 10%% of that second window (default: "
                     + "${DEFAULT-VALUE}; 0s to skip).")
     Duration steadyCheck;
 

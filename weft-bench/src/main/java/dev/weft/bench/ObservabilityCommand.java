@@ -19,7 +19,7 @@ import java.util.concurrent.Callable;
 /** {@code weft bench observability}: see {@link ObservabilityAb}. */
 @Command(name = "observability", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Price observability (metrics, traces, access logs) on one warm mesh: pause and resume it on "
-                + "every sidecar, window after window, and compare CPU per request pair by pair (issue 12: within 5%).",
+                + "every sidecar, window after window, and compare CPU per request pair by pair (issue 12: within 5%%).",
                 "Writes observability.md (the pairs and the verdict) and windows.csv. About 3 minutes per thread count "
                 + "at the defaults, plus the JIT's warm-up."})
 public final class ObservabilityCommand implements Callable<Integer> {

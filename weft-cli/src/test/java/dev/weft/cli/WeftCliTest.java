@@ -3,8 +3,11 @@ package dev.weft.cli;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -71,6 +74,30 @@ class WeftCliTest {
             String[] description = cli.getSubcommands().get(name).getCommandSpec().usageMessage().description();
             assertThat(description).as(name).isNotEmpty();
             assertThat(description[0]).as(name).endsWith(".");
+        }
+    }
+
+    @Test
+    void everyHelpTextRendersWithoutAFormatWarning() {
+        // picocli formats descriptions with String.format: a bare "5%" made it print a WARN on stderr and show the
+        // raw text (seen in `weft demo --help` and `weft bench observability --help`).
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        PrintStream saved = System.err;
+        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+        try {
+            for (String name : WeftCli.SUBCOMMANDS) {
+                renderAll(WeftCli.commandLine(name).getSubcommands().get(name));
+            }
+        } finally {
+            System.setErr(saved);
+        }
+        assertThat(err.toString(StandardCharsets.UTF_8)).doesNotContain("WARN");
+    }
+
+    private static void renderAll(CommandLine cli) {
+        cli.usage(new PrintWriter(new StringWriter()));
+        for (CommandLine sub : cli.getSubcommands().values()) {
+            renderAll(sub);
         }
     }
 }
