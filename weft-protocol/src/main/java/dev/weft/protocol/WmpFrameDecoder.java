@@ -287,7 +287,8 @@ public final class WmpFrameDecoder extends ByteToMessageDecoder {
                 // Table strings are shared: a fully indexed field allocates nothing.
                 headers.add(WmpStaticTable.name(index), WmpStaticTable.value(index));
             } else if (b != 0) {
-                headers.add(WmpStaticTable.name(index), readString(in, "header value"));
+                headers.add(WmpStaticTable.name(index), readString(in, "header value",
+                        !WmpStaticTable.perRequestValue(index)));
             } else {
                 String name = readString(in, "header name");
                 if (name.isEmpty()) {
@@ -309,6 +310,11 @@ public final class WmpFrameDecoder extends ByteToMessageDecoder {
     }
 
     private String readString(ByteBuf in, String what) {
+        return readString(in, what, true);
+    }
+
+    /** @param recent whether to look among (and keep it with) the strings this peer sent recently */
+    private String readString(ByteBuf in, String what, boolean recent) {
         int length = readVarint(in, what);
         int left = blockEnd - cursor;
         if (length > left) {
@@ -325,7 +331,7 @@ public final class WmpFrameDecoder extends ByteToMessageDecoder {
         }
         in.getBytes(cursor, scratch, 0, length);
         cursor += length;
-        return strings.get(scratch, 0, length);
+        return recent ? strings.get(scratch, 0, length) : new String(scratch, 0, length, StandardCharsets.UTF_8);
     }
 
     /** Unsigned LEB128 of at most 3 bytes: no string can be longer than a header block, which is under 64 KiB. */

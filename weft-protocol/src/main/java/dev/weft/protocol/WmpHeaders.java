@@ -46,6 +46,11 @@ public final class WmpHeaders {
         return fields[checkIndex(index) * 2 + 1];
     }
 
+    /** Replaces the value of the field at {@code index}, keeping its name and place. */
+    public void value(int index, String value) {
+        fields[checkIndex(index) * 2 + 1] = value;
+    }
+
     /**
      * Replaces every value of a field with one (appends it if absent): the first field of that name takes the value
      * where it stands, later ones are dropped. The name must be lower case.

@@ -126,7 +126,30 @@ public final class WmpStaticTable {
     /** Name to the indexes of its entries, lowest first; the lowest is the one used for "name only". */
     private static final Map<String, int[]> BY_NAME = buildNameIndex();
 
+    /**
+     * Entries whose name carries a value that differs on nearly every request (trace, span and request ids): a
+     * decoder makes each a String of its own rather than keeping it among the recent ones ({@link StringCache}),
+     * where it would only cost a hash and evict a value the peer does send again. Not part of the wire format.
+     */
+    private static final boolean[] PER_REQUEST = perRequest("traceparent", "b3", "x-b3-traceid", "x-b3-spanid",
+            "x-b3-parentspanid", "x-request-id", "x-correlation-id", "idempotency-key");
+
     private WmpStaticTable() {}
+
+    private static boolean[] perRequest(String... names) {
+        boolean[] perRequest = new boolean[MAX_INDEX + 1];
+        for (String name : names) {
+            for (int i : BY_NAME.get(name)) {
+                perRequest[i] = true;
+            }
+        }
+        return perRequest;
+    }
+
+    /** Whether the values of entry {@code index}'s name differ on nearly every request (see {@link #PER_REQUEST}). */
+    public static boolean perRequestValue(int index) {
+        return PER_REQUEST[checkIndex(index)];
+    }
 
     private static void e(int index, String name, String value) {
         if (index != size + 1) {

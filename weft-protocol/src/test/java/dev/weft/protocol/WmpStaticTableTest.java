@@ -73,4 +73,16 @@ class WmpStaticTableTest {
                 .isInstanceOf(IndexOutOfBoundsException.class)
                 .hasMessage("static table index 0 (expected 1.." + WmpStaticTable.size() + ")");
     }
+
+    @Test
+    void trace_and_request_ids_are_marked_per_request_so_no_decoder_keeps_them_and_nothing_else_is() {
+        Set<String> perRequest = new HashSet<>();
+        for (int i = 1; i <= WmpStaticTable.size(); i++) {
+            if (WmpStaticTable.perRequestValue(i)) {
+                perRequest.add(WmpStaticTable.name(i));
+            }
+        }
+        assertThat(perRequest).containsExactlyInAnyOrder("traceparent", "b3", "x-b3-traceid", "x-b3-spanid",
+                "x-b3-parentspanid", "x-request-id", "x-correlation-id", "idempotency-key");
+    }
 }

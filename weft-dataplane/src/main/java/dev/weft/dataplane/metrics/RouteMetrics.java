@@ -66,6 +66,26 @@ public final class RouteMetrics {
             } else {
                 record(c, status, micros, bytesIn, bytesOut, retries);
             }
+            countError(error);
+        }
+
+        /**
+         * The calling thread's own cell, for {@link #recordOwn}, or null when it shares one (then use
+         * {@link #record}). The same cell on every call from the same thread.
+         */
+        public long[] ownCell() {
+            long[] c = cells.get();
+            return cells.isShared(c) ? null : c;
+        }
+
+        /** {@link #record} into a cell {@link #ownCell} gave this thread: for a caller that keeps it. */
+        public void recordOwn(long[] ownCell, int status, long micros, long bytesIn, long bytesOut, int retries,
+                              String error) {
+            record(ownCell, status, micros, bytesIn, bytesOut, retries);
+            countError(error);
+        }
+
+        private void countError(String error) {
             if (error != null) {
                 LongAdder a = errors.get(error);
                 if (a == null) {

@@ -1,5 +1,7 @@
 package dev.weft.dataplane.observe;
 
+import dev.weft.protocol.WmpHeaders;
+
 /**
  * Read and write access to a request's headers, whether it arrived as HTTP/1.1 or as a WMP frame: Weft's
  * {@code RequestHead} is one, so that giving its headers to the observer costs no wrapper per request.
@@ -10,4 +12,12 @@ public interface HeaderAccess {
 
     /** Replaces every value of a field with one ({@code name} lower case). */
     void set(String name, String value);
+
+    /**
+     * The fields themselves when they are a WMP header list (as Weft's request head holds them), so that a reader
+     * of several names walks them once; null otherwise, and then only {@link #get} and {@link #set} are used.
+     */
+    default WmpHeaders fields() {
+        return null;
+    }
 }

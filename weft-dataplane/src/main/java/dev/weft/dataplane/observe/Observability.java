@@ -8,6 +8,8 @@ import dev.weft.dataplane.metrics.RouteMetrics;
 import dev.weft.registry.auth.ControlCredentials;
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.concurrent.FastThreadLocal;
+import io.netty.util.internal.ThreadExecutorMap;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -21,6 +23,7 @@ import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
 /**
@@ -66,6 +69,13 @@ public final class Observability implements ExchangeObserver, AutoCloseable {
     private static final int SPANS_SAMPLED = 2;
     private static final int ERRORS_CAPPED = 3;
     private static final int SAMPLED_BY = 4;
+    /** Each Worker's counters cell, spare records and last route cell: found once per exchange, in {@link #start}. */
+    private final FastThreadLocal<WorkerCells> workers = new FastThreadLocal<>() {
+        @Override
+        protected WorkerCells initialValue() {
+            return new WorkerCells(ThreadExecutorMap.currentExecutor(), counts);
+        }
+    };
     private ScheduledExecutorService scheduler;
     /**
      * Set by an operator ({@code POST /observability?state=off} on the admin port, docs/observability.md): while set,
@@ -74,7 +84,7 @@ public final class Observability implements ExchangeObserver, AutoCloseable {
      * observability} price observability on the same processes, window by window, instead of across restarts.
      */
     private volatile boolean paused;
-    private final java.util.concurrent.atomic.AtomicLong switches = new java.util.concurrent.atomic.AtomicLong();
+    private final AtomicLong switches = new AtomicLong();
 
     /**
      * @param registryUrl the sidecar's registry: {@code auto} sends spans to a {@code weft://} control plane
@@ -199,21 +209,22 @@ public final class Observability implements ExchangeObserver, AutoCloseable {
         }
         long now = System.nanoTime();
         String route = routes.match(method, path);
+        WorkerCells worker = workers.get();
         // A record the Worker's own last exchanges left (most, once most are not sampled), else one the exporter
         // gave back, else a new one.
-        ObservedExchange x = RecordSpares.ofThisThread().take();
+        ObservedExchange x = worker.take();
         if (x == null && exporter != null) {
             x = exporter.spare();
         }
         if (x != null) {
-            x.begin(direction, localService, method, path, peer, route, now, clock.epochMicros(now));
+            x.begin(worker, direction, localService, method, path, peer, route, now, clock.epochMicros(now));
         } else {
-            x = new ObservedExchange(this, direction, localService, method, path, peer, route, now,
+            x = new ObservedExchange(this, worker, direction, localService, method, path, peer, route, now,
                     clock.epochMicros(now));
         }
         if (propagation != null) {
             propagation.propagate(headers, x, now);
-            PerThread.increment(counts, x.traceStarted ? TRACES_STARTED : TRACES_CONTINUED, SAMPLED_BY + x.sampleReason);
+            worker.increment(x.traceStarted ? TRACES_STARTED : TRACES_CONTINUED, SAMPLED_BY + x.sampleReason);
         }
         return x;
     }
@@ -221,15 +232,14 @@ public final class Observability implements ExchangeObserver, AutoCloseable {
     /** Called once by each exchange as it ends, on its Worker. */
     void finished(ObservedExchange x) {
         if (routeMetrics != null) {
-            routeMetrics.stats(x.direction == Direction.INBOUND, x.destination, x.route)
-                    .record(x.status, x.durationMicros(), x.bytesIn, x.bytesOut, Math.max(0, x.attempts - 1), x.error);
+            x.worker.record(routeMetrics, x);
         }
         AccessLog log = x.direction == Direction.OUTBOUND ? outboundLog : inboundLog;
         boolean exported = exporter != null && export(x, log == null);
         if (log != null) {
             log.offer(x);
         } else if (!exported) {
-            RecordSpares.ofThisThread().giveBack(x); // nothing reads it any more: the Worker's next exchanges may
+            x.worker.giveBack(x); // nothing reads it any more: the Worker's next exchanges may
         }
     }
 
@@ -246,19 +256,15 @@ public final class Observability implements ExchangeObserver, AutoCloseable {
                 return false;
             }
             if (!propagation.sampler().exportError(x.endNanos)) {
-                count(ERRORS_CAPPED);
+                x.worker.count(ERRORS_CAPPED);
                 return false;
             }
             x.sampleReason = TraceSampler.ERROR;
-            count(SAMPLED_BY + TraceSampler.ERROR);
+            x.worker.count(SAMPLED_BY + TraceSampler.ERROR);
         }
-        count(SPANS_SAMPLED);
+        x.worker.count(SPANS_SAMPLED);
         exporter.offer(x, reusable);
         return true;
-    }
-
-    private void count(int counter) {
-        PerThread.add(counts, counter, 1);
     }
 
     private long sum(int counter) {

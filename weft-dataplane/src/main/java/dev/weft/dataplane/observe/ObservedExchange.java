@@ -14,6 +14,8 @@ import dev.weft.dataplane.observe.ExchangeObserver.Direction;
  */
 final class ObservedExchange implements ExchangeTrace {
     final Observability owner;
+    /** The Worker this exchange runs on: its counters, spare records and scratch ({@link WorkerCells}). */
+    WorkerCells worker;
     Direction direction;
     String localService;
     String method;
@@ -55,10 +57,10 @@ final class ObservedExchange implements ExchangeTrace {
      */
     SpanRing home;
 
-    ObservedExchange(Observability owner, Direction direction, String localService, String method, String path,
-                     String peer, String route, long startNanos, long startEpochMicros) {
+    ObservedExchange(Observability owner, WorkerCells worker, Direction direction, String localService, String method,
+                     String path, String peer, String route, long startNanos, long startEpochMicros) {
         this.owner = owner;
-        begin(direction, localService, method, path, peer, route, startNanos, startEpochMicros);
+        begin(worker, direction, localService, method, path, peer, route, startNanos, startEpochMicros);
     }
 
     /**
@@ -66,8 +68,9 @@ final class ObservedExchange implements ExchangeTrace {
      * given back by the exporter after it encoded it, and nothing else refers to it as a record of its old exchange
      * (the old exchange calls nothing after {@link #end}).
      */
-    void begin(Direction direction, String localService, String method, String path, String peer, String route,
-               long startNanos, long startEpochMicros) {
+    void begin(WorkerCells worker, Direction direction, String localService, String method, String path, String peer,
+               String route, long startNanos, long startEpochMicros) {
+        this.worker = worker;
         this.direction = direction;
         this.localService = localService;
         this.method = method;

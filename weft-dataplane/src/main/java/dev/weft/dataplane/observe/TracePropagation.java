@@ -1,6 +1,7 @@
 package dev.weft.dataplane.observe;
 
 import dev.weft.dataplane.observe.ObservabilityConfig.Propagation;
+import dev.weft.protocol.WmpHeaders;
 import io.netty.util.concurrent.FastThreadLocal;
 
 import java.nio.charset.StandardCharsets;
@@ -34,12 +35,14 @@ final class TracePropagation {
     private static final int SEEN_W3C = 1;
     private static final int SEEN_B3 = 2;
     private static final int SEEN_B3MULTI = 4;
+    /** Where {@link #extract} puts one more than the only traceparent's index. */
+    private static final int AT_SHIFT = 3;
 
     private final boolean writeW3c;
     private final boolean writeB3;
     private final boolean writeB3Multi;
     private final TraceSampler sampler;
-    /** Per Worker (an indexed slot on Netty's loop threads): see {@link #traceparent}. */
+    /** For callers without a {@link WorkerCells} (tests): see {@link #traceparent}. */
     private final FastThreadLocal<byte[]> traceparentBytes = new FastThreadLocal<>() {
         @Override
         protected byte[] initialValue() {
@@ -80,32 +83,88 @@ final class TracePropagation {
         inject(h, x, seen);
     }
 
-    /** @return the formats found, as SEEN_* bits */
+    /**
+     * @return the formats found, as SEEN_* bits, and above them ({@link #AT_SHIFT}) one more than the index of the
+     *         request's only {@code traceparent} field when its fields were walked, else 0: where to write the next one
+     */
     static int extract(HeaderAccess h, ObservedExchange x) {
+        String tp;
+        String b3;
+        String b3TraceId;
+        String b3SpanId;
+        String b3Sampled;
+        String b3Flags;
+        int tpAt = -1;
+        WmpHeaders f = h.fields();
+        if (f != null) {
+            // One walk over the fields for every name, where a get per name walked them six times (JFR: the walks
+            // were a tenth of observability's CPU per request).
+            tp = b3 = b3TraceId = b3SpanId = b3Sampled = b3Flags = null;
+            int tps = 0;
+            for (int i = 0, n = f.size(); i < n; i++) {
+                String name = f.name(i);
+                switch (name.length()) {
+                    case 2 -> {
+                        if (b3 == null && name.equals(B3)) {
+                            b3 = f.value(i);
+                        }
+                    }
+                    case 10 -> {
+                        if (b3Flags == null && name.equals(B3_FLAGS)) {
+                            b3Flags = f.value(i);
+                        }
+                    }
+                    case 11 -> {
+                        if (name.equals(TRACEPARENT)) {
+                            if (tps++ == 0) {
+                                tp = f.value(i);
+                                tpAt = i;
+                            }
+                        } else if (b3SpanId == null && name.equals(B3_SPAN_ID)) {
+                            b3SpanId = f.value(i);
+                        }
+                    }
+                    case 12 -> {
+                        if (b3TraceId == null && name.equals(B3_TRACE_ID)) {
+                            b3TraceId = f.value(i);
+                        } else if (b3Sampled == null && name.equals(B3_SAMPLED)) {
+                            b3Sampled = f.value(i);
+                        }
+                    }
+                    default -> {
+                    }
+                }
+            }
+            if (tps > 1) {
+                tpAt = -1; // set() replaces the first and drops the others
+            }
+        } else {
+            tp = h.get(TRACEPARENT);
+            b3 = h.get(B3);
+            b3TraceId = h.get(B3_TRACE_ID);
+            b3SpanId = h.get(B3_SPAN_ID);
+            b3Sampled = h.get(B3_SAMPLED);
+            b3Flags = h.get(B3_FLAGS);
+        }
         int seen = 0;
         x.sampled = UNDECIDED;
-        String tp = h.get(TRACEPARENT);
         if (tp != null) {
             seen |= SEEN_W3C;
             parseTraceparent(tp, x);
         }
-        String b3 = h.get(B3);
         if (b3 != null) {
             seen |= SEEN_B3;
             if (x.traceLo == 0 && x.traceHi == 0) {
                 parseB3Single(b3, x);
             }
         }
-        String b3TraceId = h.get(B3_TRACE_ID);
-        String b3Sampled = h.get(B3_SAMPLED);
-        String b3Flags = h.get(B3_FLAGS);
         if (b3TraceId != null || b3Sampled != null || b3Flags != null) {
             seen |= SEEN_B3MULTI;
             if (x.traceLo == 0 && x.traceHi == 0) {
-                parseB3Multi(b3TraceId, h.get(B3_SPAN_ID), b3Sampled, b3Flags, x);
+                parseB3Multi(b3TraceId, b3SpanId, b3Sampled, b3Flags, x);
             }
         }
-        return seen;
+        return seen | (tpAt + 1) << AT_SHIFT;
     }
 
     /** {@code version-traceid-parentid-flags}; anything malformed is ignored whole, as the W3C spec requires. */
@@ -200,7 +259,14 @@ final class TracePropagation {
     private void inject(HeaderAccess h, ObservedExchange x, int seen) {
         boolean sampled = x.sampled == SAMPLED;
         if (writeW3c || (seen & SEEN_W3C) != 0) {
-            h.set(TRACEPARENT, traceparent(x.traceHi, x.traceLo, x.spanId, sampled));
+            String tp = traceparent(x.worker != null ? x.worker.traceparent : traceparentBytes.get(), x.traceHi,
+                    x.traceLo, x.spanId, sampled);
+            int at = (seen >>> AT_SHIFT) - 1;
+            if (at >= 0) {
+                h.fields().value(at, tp); // where the caller's stood: no second walk to find it
+            } else {
+                h.set(TRACEPARENT, tp);
+            }
         }
         if (writeB3 || (seen & SEEN_B3) != 0) {
             h.set(B3, b3(x.traceHi, x.traceLo, x.spanId, sampled));
@@ -219,9 +285,10 @@ final class TracePropagation {
      * Built as Latin-1 bytes (a String made from a char[] would first compress the chars into a second array) in a
      * buffer of the Worker's own: a String copies the bytes it is made from, so a new array per request would be a
      * second copy, 72 bytes more on every request (ObservabilityBenchmark, {@code -prof gc}).
+     *
+     * @param c 55 bytes of the calling thread's own ({@link WorkerCells#traceparent}), written over
      */
-    String traceparent(long hi, long lo, long span, boolean sampled) {
-        byte[] c = traceparentBytes.get();
+    static String traceparent(byte[] c, long hi, long lo, long span, boolean sampled) {
         c[0] = '0';
         c[1] = '0';
         c[2] = '-';

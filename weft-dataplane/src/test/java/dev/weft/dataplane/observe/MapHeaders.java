@@ -1,24 +1,69 @@
 package dev.weft.dataplane.observe;
 
+import dev.weft.protocol.WmpHeaders;
+
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-/** Request headers for unit tests: lower-case names, as the data plane's header views behave. */
+/**
+ * Request headers for unit tests: lower-case names, as the data plane's header views behave. Either a map (only
+ * {@code get} and {@code set} reach it) or, from {@link #fieldList}, a WMP header list that readers may walk
+ * ({@link HeaderAccess#fields}), as Weft's request head is.
+ */
 final class MapHeaders implements HeaderAccess {
-    final Map<String, String> map = new LinkedHashMap<>();
+    private final Map<String, String> map = new LinkedHashMap<>();
+    private final WmpHeaders list;
 
+    MapHeaders() {
+        this(null);
+    }
+
+    private MapHeaders(WmpHeaders list) {
+        this.list = list;
+    }
+
+    static MapHeaders fieldList() {
+        return new MapHeaders(new WmpHeaders());
+    }
+
+    /** Adds a field (to a list, even when the name is there already; a map keeps the last). */
     MapHeaders with(String name, String value) {
-        map.put(name.toLowerCase(), value);
+        if (list != null) {
+            list.add(name.toLowerCase(), value);
+        } else {
+            map.put(name.toLowerCase(), value);
+        }
         return this;
+    }
+
+    /** Name to its first value. */
+    Map<String, String> map() {
+        if (list == null) {
+            return map;
+        }
+        Map<String, String> first = new LinkedHashMap<>();
+        for (int i = 0; i < list.size(); i++) {
+            first.putIfAbsent(list.name(i), list.value(i));
+        }
+        return first;
     }
 
     @Override
     public String get(String name) {
-        return map.get(name.toLowerCase());
+        return list != null ? list.get(name.toLowerCase()) : map.get(name.toLowerCase());
     }
 
     @Override
     public void set(String name, String value) {
-        map.put(name.toLowerCase(), value);
+        if (list != null) {
+            list.set(name.toLowerCase(), value);
+        } else {
+            map.put(name.toLowerCase(), value);
+        }
+    }
+
+    @Override
+    public WmpHeaders fields() {
+        return list;
     }
 }

@@ -133,4 +133,38 @@ class ObservabilitySamplingTest {
         off.end(200, 0, 0, null);
         assertThat(start(observability, new MapHeaders())).isNotSameAs(off);
     }
+
+    @Test
+    void aWorkerAlternatingBetweenDestinationsAndRoutesCountsEachExchangeWhereItWent() throws Exception {
+        // The Worker keeps the route cell it wrote last (WorkerCells): a change of destination, route or direction
+        // must move to the right cell, on a loop's own cells and on a virtual thread's shared one alike.
+        observability = new Observability(oneASecond(ObservabilityConfig.OFF), "consumer", null, () -> 0);
+        observability.open(List.of());
+        loop = new DefaultEventLoop();
+        String[][] sequence = {{"a", null}, {"a", null}, {"b", null}, {"a", "writes"}, {"a", "writes"}, {"a", null},
+                {"in", null}};
+        Runnable run = () -> {
+            for (String[] step : sequence) {
+                boolean inbound = step[0].equals("in");
+                ExchangeTrace x = observability.start(inbound ? Direction.INBOUND : Direction.OUTBOUND, "consumer",
+                        "GET", "/", new MapHeaders(), "127.0.0.1:1");
+                if (!inbound) {
+                    x.routed(step[0], step[1]);
+                    x.admitted(step[0], step[0] + "-1", "127.0.0.1:7001");
+                }
+                x.end(200, 1, 2, null);
+            }
+        };
+        loop.submit(run).get(5, TimeUnit.SECONDS);
+        Thread virtual = Thread.ofVirtual().start(run);
+        virtual.join(5_000);
+
+        PrometheusText p = new PrometheusText();
+        observability.render(p);
+        String series = "weft_route_requests_total{direction=\"%s\",service=\"consumer\",dst_service=\"%s\",route=\"%s\","
+                + "status_class=\"2xx\"} %d";
+        assertThat(p.toString()).contains(series.formatted("outbound", "a", RouteTable.DEFAULT, 6),
+                series.formatted("outbound", "b", RouteTable.DEFAULT, 2), series.formatted("outbound", "a", "writes", 4),
+                series.formatted("inbound", "consumer", RouteTable.DEFAULT, 2));
+    }
 }

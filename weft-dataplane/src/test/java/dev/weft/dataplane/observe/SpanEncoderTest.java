@@ -18,7 +18,7 @@ class SpanEncoderTest {
 
     /** An outbound exchange: 0.2 ms in the queue, 0.1 ms connecting, the peer answering after 10 ms, 12 ms in all. */
     static ObservedExchange finishedOutbound() {
-        ObservedExchange x = new ObservedExchange(null, Direction.OUTBOUND, "consumer", "POST",
+        ObservedExchange x = new ObservedExchange(null, null, Direction.OUTBOUND, "consumer", "POST",
                 "/orders/42?token=secret", "127.0.0.1:5555", "orders", T0, EPOCH);
         x.traceHi = 0x4bf92f3577b34da6L;
         x.traceLo = 0xa3ce929d0e0e4736L;
@@ -80,7 +80,7 @@ class SpanEncoderTest {
 
     @Test
     void anInboundRootExchangeHasNoParentAndNamesThePeerByAddress() throws Exception {
-        ObservedExchange x = new ObservedExchange(null, Direction.INBOUND, "provider", "GET", "/", "/10.0.0.9:4000",
+        ObservedExchange x = new ObservedExchange(null, null, Direction.INBOUND, "provider", "GET", "/", "/10.0.0.9:4000",
                 RouteTable.DEFAULT, T0, EPOCH);
         x.traceLo = 7;
         x.spanId = 8;

@@ -93,7 +93,7 @@ class SpanExporterTest {
     }
 
     private static ObservedExchange span(long n) {
-        ObservedExchange x = new ObservedExchange(null, Direction.OUTBOUND, "consumer", "POST", "/", "/127.0.0.1:1",
+        ObservedExchange x = new ObservedExchange(null, null, Direction.OUTBOUND, "consumer", "POST", "/", "/127.0.0.1:1",
                 RouteTable.DEFAULT, 1_000, 1_700_000_000_000_000L);
         x.traceHi = 1;
         x.traceLo = n;
@@ -241,7 +241,7 @@ class SpanExporterTest {
         assertThat(exporter.spare()).as("given back once").isNull();
         assertThat(received).contains("0000000000000002");
 
-        again.begin(Direction.INBOUND, "provider", "GET", "/next", "/127.0.0.1:2", RouteTable.DEFAULT, 5_000, 7);
+        again.begin(null, Direction.INBOUND, "provider", "GET", "/next", "/127.0.0.1:2", RouteTable.DEFAULT, 5_000, 7);
         assertThat(again.error).isNull();
         assertThat(again.attempts).isZero();
         assertThat(again.endpointId).isNull();

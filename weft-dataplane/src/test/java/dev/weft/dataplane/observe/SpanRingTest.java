@@ -11,7 +11,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class SpanRingTest {
 
     private static ObservedExchange span(long n) {
-        ObservedExchange x = new ObservedExchange(null, Direction.INBOUND, "provider", "GET", "/", null,
+        ObservedExchange x = new ObservedExchange(null, null, Direction.INBOUND, "provider", "GET", "/", null,
                 RouteTable.DEFAULT, 0, 0);
         x.spanId = n;
         return x;

@@ -9,24 +9,30 @@ import java.util.Set;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+/** Run on headers only read by name; {@link TracePropagationOnFieldsTest} runs every case again on a field list. */
 class TracePropagationTest {
+    /** Fresh, empty headers of the kind this class tests. */
+    MapHeaders headers() {
+        return new MapHeaders();
+    }
+
     /** The default reservoir, then {@code ratio}: what a sidecar's flags make, bar the reservoir's size. */
-    private static TracePropagation withRatio(Set<Propagation> write, double ratio) {
+    static TracePropagation withRatio(Set<Propagation> write, double ratio) {
         return new TracePropagation(write, new TraceSampler(ObservabilityConfig.DEFAULT_TRACE_RESERVOIR, ratio));
     }
 
-    private static final String TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
-    private static final String PARENT = "00f067aa0ba902b7";
+    static final String TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
+    static final String PARENT = "00f067aa0ba902b7";
 
-    private final TracePropagation both = withRatio(EnumSet.of(Propagation.W3C, Propagation.B3), 1.0);
+    final TracePropagation both = withRatio(EnumSet.of(Propagation.W3C, Propagation.B3), 1.0);
 
-    private static ObservedExchange exchange() {
-        return new ObservedExchange(null, Direction.OUTBOUND, "consumer", "GET", "/", null, "default", 1, 1);
+    static ObservedExchange exchange() {
+        return new ObservedExchange(null, null, Direction.OUTBOUND, "consumer", "GET", "/", null, "default", 1, 1);
     }
 
     @Test
     void aRequestWithoutContextStartsASampledTraceAndCarriesItInBothFormats() {
-        MapHeaders h = new MapHeaders();
+        MapHeaders h = headers();
         ObservedExchange x = exchange();
         both.propagate(h, x, System.nanoTime());
 
@@ -37,17 +43,17 @@ class TracePropagationTest {
         String spanId = Hex.of(x.spanId);
         assertThat(h.get("traceparent")).isEqualTo("00-" + traceId + "-" + spanId + "-01");
         assertThat(h.get("b3")).isEqualTo(traceId + "-" + spanId + "-1");
-        assertThat(h.map).doesNotContainKey("x-b3-traceid");
+        assertThat(h.map()).doesNotContainKey("x-b3-traceid");
     }
 
     @Test
     void byDefaultOnlyW3cIsWrittenAndB3OnlyWhenTheRequestCameWithIt() {
         TracePropagation defaults = withRatio(ObservabilityConfig.defaults().propagation(), 1.0);
-        MapHeaders plain = new MapHeaders();
+        MapHeaders plain = headers();
         defaults.propagate(plain, exchange(), System.nanoTime());
-        assertThat(plain.map).containsOnlyKeys("traceparent");
+        assertThat(plain.map()).containsOnlyKeys("traceparent");
 
-        MapHeaders b3 = new MapHeaders().with("b3", TRACE + "-" + PARENT + "-1");
+        MapHeaders b3 = headers().with("b3", TRACE + "-" + PARENT + "-1");
         ObservedExchange x = exchange();
         defaults.propagate(b3, x, System.nanoTime());
         assertThat(b3.get("b3")).isEqualTo(TRACE + "-" + Hex.of(x.spanId) + "-1");
@@ -56,7 +62,7 @@ class TracePropagationTest {
 
     @Test
     void aW3cCallerBecomesTheParentAndItsTraceIdAndDecisionAreKept() {
-        MapHeaders h = new MapHeaders().with("traceparent", "00-" + TRACE + "-" + PARENT + "-00")
+        MapHeaders h = headers().with("traceparent", "00-" + TRACE + "-" + PARENT + "-00")
                 .with("tracestate", "vendor=x");
         ObservedExchange x = exchange();
         both.propagate(h, x, System.nanoTime());
@@ -72,7 +78,7 @@ class TracePropagationTest {
 
     @Test
     void aB3SingleHeaderWithA64BitIdIsContinuedAndStays64BitInB3() {
-        MapHeaders h = new MapHeaders().with("b3", "a3ce929d0e0e4736-" + PARENT + "-1");
+        MapHeaders h = headers().with("b3", "a3ce929d0e0e4736-" + PARENT + "-1");
         ObservedExchange x = exchange();
         both.propagate(h, x, System.nanoTime());
 
@@ -86,9 +92,9 @@ class TracePropagationTest {
 
     @Test
     void multiHeaderB3IsRewrittenSoTheNextHopNeverSeesAStaleParent() {
-        MapHeaders h = new MapHeaders().with("X-B3-TraceId", TRACE).with("X-B3-SpanId", PARENT)
+        MapHeaders h = headers().with("X-B3-TraceId", TRACE).with("X-B3-SpanId", PARENT)
                 .with("X-B3-Sampled", "1");
-        ObservedExchange x = new ObservedExchange(null, Direction.INBOUND, "provider", "GET", "/", null, "default", 1, 1);
+        ObservedExchange x = new ObservedExchange(null, null, Direction.INBOUND, "provider", "GET", "/", null, "default", 1, 1);
         withRatio(Set.of(Propagation.W3C), 1.0).propagate(h, x, System.nanoTime());
 
         assertThat(x.traceIdHex()).isEqualTo(TRACE);
@@ -97,12 +103,12 @@ class TracePropagationTest {
         assertThat(h.get("x-b3-parentspanid")).isEqualTo(PARENT);
         assertThat(h.get("x-b3-sampled")).isEqualTo("1");
         assertThat(h.get("traceparent")).contains(TRACE);
-        assertThat(h.map).doesNotContainKey("b3");
+        assertThat(h.map()).doesNotContainKey("b3");
     }
 
     @Test
     void w3cWinsWhenACallerSendsBothFormats() {
-        MapHeaders h = new MapHeaders().with("traceparent", "00-" + TRACE + "-" + PARENT + "-01")
+        MapHeaders h = headers().with("traceparent", "00-" + TRACE + "-" + PARENT + "-01")
                 .with("b3", "1111111111111111-2222222222222222-1");
         ObservedExchange x = exchange();
         both.propagate(h, x, System.nanoTime());
@@ -116,7 +122,7 @@ class TracePropagationTest {
                 "00-00000000000000000000000000000000-" + PARENT + "-01", "00-" + TRACE + "-0000000000000000-01",
                 "00-" + TRACE.replace('4', 'g') + "-" + PARENT + "-01", "00-" + TRACE + "-" + PARENT + "-01-extra"}) {
             ObservedExchange x = exchange();
-            both.propagate(new MapHeaders().with("traceparent", bad), x, System.nanoTime());
+            both.propagate(headers().with("traceparent", bad), x, System.nanoTime());
             assertThat(x.traceStarted).as(bad).isTrue();
             assertThat(x.traceIdHex()).as(bad).isNotEqualTo(TRACE);
         }
@@ -125,7 +131,7 @@ class TracePropagationTest {
     @Test
     void aFutureTraceparentVersionWithExtraFieldsIsAccepted() {
         ObservedExchange x = exchange();
-        both.propagate(new MapHeaders().with("traceparent", "01-" + TRACE + "-" + PARENT + "-01-what-comes-next"), x,
+        both.propagate(headers().with("traceparent", "01-" + TRACE + "-" + PARENT + "-01-what-comes-next"), x,
                 System.nanoTime());
         assertThat(x.traceIdHex()).isEqualTo(TRACE);
     }
@@ -136,14 +142,14 @@ class TracePropagationTest {
         // reservoir holds (an app's "yes" on the outbound side only within it: TraceSamplerTest).
         TracePropagation none = new TracePropagation(Set.of(Propagation.W3C), new TraceSampler(0, 0.0));
         ObservedExchange fresh = exchange();
-        MapHeaders h = new MapHeaders();
+        MapHeaders h = headers();
         none.propagate(h, fresh, System.nanoTime());
         assertThat(fresh.isSampled()).isFalse();
         assertThat(h.get("traceparent")).endsWith("-00");
 
-        ObservedExchange continued = new ObservedExchange(null, Direction.INBOUND, "provider", "GET", "/", null,
+        ObservedExchange continued = new ObservedExchange(null, null, Direction.INBOUND, "provider", "GET", "/", null,
                 "default", 1, 1);
-        none.propagate(new MapHeaders().with("traceparent", "00-" + TRACE + "-" + PARENT + "-01"), continued,
+        none.propagate(headers().with("traceparent", "00-" + TRACE + "-" + PARENT + "-01"), continued,
                 System.nanoTime());
         assertThat(continued.isSampled()).isTrue();
     }
@@ -151,7 +157,7 @@ class TracePropagationTest {
     @Test
     void aB3SamplingOnlyHeaderDecidesWithoutIds() {
         ObservedExchange x = exchange();
-        both.propagate(new MapHeaders().with("b3", "0"), x, System.nanoTime());
+        both.propagate(headers().with("b3", "0"), x, System.nanoTime());
         assertThat(x.traceStarted).isTrue();
         assertThat(x.isSampled()).isFalse();
     }
@@ -159,7 +165,7 @@ class TracePropagationTest {
     @Test
     void aB3DebugFlagForcesSampling() {
         ObservedExchange x = exchange();
-        withRatio(Set.of(), 0.0).propagate(new MapHeaders().with("x-b3-flags", "1"), x, System.nanoTime());
+        withRatio(Set.of(), 0.0).propagate(headers().with("x-b3-flags", "1"), x, System.nanoTime());
         assertThat(x.isSampled()).isTrue();
     }
 }

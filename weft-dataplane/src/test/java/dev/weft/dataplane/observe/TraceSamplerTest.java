@@ -16,7 +16,7 @@ class TraceSamplerTest {
     private static final long SECOND = 1_000_000_000L;
 
     private static ObservedExchange arriving(Direction direction, long traceLo, byte decision) {
-        ObservedExchange x = new ObservedExchange(null, direction, "svc", "GET", "/", null, RouteTable.DEFAULT, T0, 1);
+        ObservedExchange x = new ObservedExchange(null, null, direction, "svc", "GET", "/", null, RouteTable.DEFAULT, T0, 1);
         x.traceHi = 7;
         x.traceLo = traceLo;
         x.sampled = decision;
