@@ -53,6 +53,8 @@ public final class RequestHead implements HeaderAccess {
         this.authority = authority;
     }
 
+    /** The fields themselves, to read or edit in place (observability walks them once: {@link HeaderAccess#fields}). */
+    @Override
     public WmpHeaders fields() {
         return fields;
     }
