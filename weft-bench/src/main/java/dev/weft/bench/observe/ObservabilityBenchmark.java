@@ -120,16 +120,17 @@ public class ObservabilityBenchmark {
         }
         long start = System.nanoTime();
         traffic.started();
-        ExchangeTrace t = observability.start(direction, side, "POST", "/", head.access, "/127.0.0.1:40000");
+        ExchangeTrace t = observability.start(direction, side, "POST", "/", head.access, "/127.0.0.1:40000", start);
         t.routed("provider", null);
         t.admitted("provider", "provider-1", "127.0.0.1:7001");
         t.connected();
-        t.sent();
-        t.firstByte(200);
+        t.sent(System.nanoTime());
+        t.firstByte(200, System.nanoTime());
         traffic.bytesIn(32);
         traffic.bytesOut(10);
-        t.end(200, 32, 10, null);
-        traffic.finished(200, start, false);
+        long end = System.nanoTime(); // as ProxyExchange.over: one reading for both
+        t.end(200, 32, 10, null, end);
+        traffic.finished(200, start, end, false);
         return h.size();
     }
 }

@@ -119,7 +119,7 @@ public final class PolicyStack {
     public ProxyExchange open(Downstream downstream, RequestHead head, String peer, String clientAddress) {
         long start = System.nanoTime();
         traffic.started();
-        ExchangeTrace trace = observer.start(direction, localService, head.method(), head.path(), head, peer);
+        ExchangeTrace trace = observer.start(direction, localService, head.method(), head.path(), head, peer, start);
         ProxyExchange x = ExchangeSpares.ofThisLoop().take(); // open() runs on the downstream's loop
         if (x == null) {
             return new RecoveringExchange(this, downstream, head, start, trace, clientAddress);
@@ -131,7 +131,8 @@ public final class PolicyStack {
     /** A request refused before it had an exchange (a malformed head): counted and traced like any other. */
     public void refused(ExchangeError e) {
         traffic.started();
-        traffic.finished(e.status(), System.nanoTime(), true);
+        long now = System.nanoTime();
+        traffic.finished(e.status(), now, now, true);
     }
 
     Phase[] phases() {

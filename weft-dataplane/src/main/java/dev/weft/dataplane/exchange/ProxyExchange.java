@@ -248,7 +248,7 @@ public abstract sealed class ProxyExchange extends ExchangeContext implements Ex
             answered.tryFailure(e);
             return;
         }
-        trace.sent();
+        trace.sent(sentNanos);
         pumpBody();
     }
 
@@ -313,7 +313,7 @@ public abstract sealed class ProxyExchange extends ExchangeContext implements Ex
         for (Phase p : stack.phases()) {
             p.onAnswer(this, code);
         }
-        trace.firstByte(code);
+        trace.firstByte(code, System.nanoTime());
         answered.trySuccess(null);
     }
 
@@ -423,8 +423,9 @@ public abstract sealed class ProxyExchange extends ExchangeContext implements Ex
     void over(ExchangeError error, int code, boolean meshError, String kind) {
         finished = true;
         end(error);
-        stack.traffic().finished(code, start, meshError);
-        trace.end(code, body.sent(), bytesOut, kind);
+        long now = System.nanoTime(); // one reading for the metrics and the trace
+        stack.traffic().finished(code, start, now, meshError);
+        trace.end(code, body.sent(), bytesOut, kind, now);
         head.fields().recycle(); // sent (for the last time) or refused; the phases' ends are past, answers read none
     }
 

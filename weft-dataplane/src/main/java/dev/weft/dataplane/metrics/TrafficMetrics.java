@@ -43,9 +43,12 @@ public final class TrafficMetrics {
         add(IN_FLIGHT, 1);
     }
 
-    /** @param meshError the sidecar itself produced the status (no capacity, peer unreachable...) */
-    public void finished(int status, long startNanos, boolean meshError) {
-        long micros = Math.max(0, Math.min((System.nanoTime() - startNanos) / 1000, HIGHEST_MICROS));
+    /**
+     * @param startNanos, endNanos when the request arrived and when it ended ({@code System.nanoTime()})
+     * @param meshError the sidecar itself produced the status (no capacity, peer unreachable...)
+     */
+    public void finished(int status, long startNanos, long endNanos, boolean meshError) {
+        long micros = Math.max(0, Math.min((endNanos - startNanos) / 1000, HIGHEST_MICROS));
         Cell c = cells.get();
         if (cells.isShared(c)) {
             synchronized (c) {

@@ -26,9 +26,9 @@ public final class CompositeObserver implements ExchangeObserver {
 
     @Override
     public ExchangeTrace start(Direction direction, String localService, String method, String path,
-                               HeaderAccess headers, String peer) {
-        ExchangeTrace a = first.start(direction, localService, method, path, headers, peer);
-        ExchangeTrace b = second.start(direction, localService, method, path, headers, peer);
+                               HeaderAccess headers, String peer, long startNanos) {
+        ExchangeTrace a = first.start(direction, localService, method, path, headers, peer, startNanos);
+        ExchangeTrace b = second.start(direction, localService, method, path, headers, peer, startNanos);
         return new ExchangeTrace() {
             @Override
             public void routed(String destinationService, String route) {
@@ -49,21 +49,21 @@ public final class CompositeObserver implements ExchangeObserver {
             }
 
             @Override
-            public void sent() {
-                a.sent();
-                b.sent();
+            public void sent(long nanos) {
+                a.sent(nanos);
+                b.sent(nanos);
             }
 
             @Override
-            public void firstByte(int status) {
-                a.firstByte(status);
-                b.firstByte(status);
+            public void firstByte(int status, long nanos) {
+                a.firstByte(status, nanos);
+                b.firstByte(status, nanos);
             }
 
             @Override
-            public void end(int status, long bytesIn, long bytesOut, String error) {
-                a.end(status, bytesIn, bytesOut, error);
-                b.end(status, bytesIn, bytesOut, error);
+            public void end(int status, long bytesIn, long bytesOut, String error, long nanos) {
+                a.end(status, bytesIn, bytesOut, error, nanos);
+                b.end(status, bytesIn, bytesOut, error, nanos);
             }
         };
     }

@@ -25,9 +25,11 @@ public interface ExchangeObserver {
      * @param path        request target as received
      * @param headers     the request's headers; setting one changes what is forwarded
      * @param peer        the downstream's address (the app, or the calling sidecar), may be null
+     * @param startNanos  {@code System.nanoTime()} when the request arrived: the exchange's own clock reading,
+     *                    so that observing it reads the clock no second time
      */
     ExchangeTrace start(Direction direction, String localService, String method, String path, HeaderAccess headers,
-                        String peer);
+                        String peer, long startNanos);
 
-    ExchangeObserver NOOP = (direction, localService, method, path, headers, peer) -> ExchangeTrace.NOOP;
+    ExchangeObserver NOOP = (direction, localService, method, path, headers, peer, startNanos) -> ExchangeTrace.NOOP;
 }

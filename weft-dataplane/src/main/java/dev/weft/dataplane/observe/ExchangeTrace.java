@@ -2,7 +2,9 @@ package dev.weft.dataplane.observe;
 
 /**
  * The events of one exchange, in order. A call may be skipped (an exchange rejected before admission goes straight
- * to {@link #end}). Runs on the exchange's Worker loop; {@code System.nanoTime()} at the call is the event's time.
+ * to {@link #end}). Runs on the exchange's Worker loop. An event's time is {@code System.nanoTime()} at the call,
+ * or, where the exchange reads the clock for itself anyway, the reading it passes ({@code nanos}): in the mesh bench
+ * a clock reading costs about as much as the rest of an event (docs/benchmarks.md, session 14).
  */
 public interface ExchangeTrace {
 
@@ -24,11 +26,11 @@ public interface ExchangeTrace {
     /** A pooled upstream connection was obtained (dialled if needed). */
     default void connected() {}
 
-    /** The request head was written upstream. */
-    default void sent() {}
+    /** The request head was written upstream, at {@code nanos}. */
+    default void sent(long nanos) {}
 
-    /** The answer's head arrived from upstream. */
-    default void firstByte(int status) {}
+    /** The answer's head arrived from upstream, at {@code nanos}. */
+    default void firstByte(int status, long nanos) {}
 
     /**
      * The exchange is over.
@@ -37,8 +39,9 @@ public interface ExchangeTrace {
      * @param bytesIn   request body bytes carried
      * @param bytesOut  answer body bytes carried
      * @param error     the sidecar's own error kind (x-weft-error), or null when the upstream answered
+     * @param nanos     when it ended
      */
-    default void end(int status, long bytesIn, long bytesOut, String error) {}
+    default void end(int status, long bytesIn, long bytesOut, String error, long nanos) {}
 
     ExchangeTrace NOOP = new ExchangeTrace() {};
 }

@@ -35,6 +35,20 @@ final class Hex {
         return new String(c);
     }
 
+    /** Each Latin-1 char's hex value, or -1: a table, because random hex digits make a branch per char mispredict. */
+    private static final byte[] VALUE = new byte[256];
+
+    static {
+        java.util.Arrays.fill(VALUE, (byte) -1);
+        for (int i = 0; i < 10; i++) {
+            VALUE['0' + i] = (byte) i;
+        }
+        for (int i = 0; i < 6; i++) {
+            VALUE['a' + i] = (byte) (10 + i);
+            VALUE['A' + i] = (byte) (10 + i);
+        }
+    }
+
     /**
      * Parses {@code len} (at most 16) hex digits of {@code s} from {@code from}. Returns {@code fallback} when any
      * is not a hex digit; callers pass a value that cannot be a valid id (ids are never 0) to detect that.
@@ -44,38 +58,41 @@ final class Hex {
             return fallback;
         }
         long v = 0;
+        int bad = 0;
+        // No early exit: a well-formed id, the usual case, is read whole anyway, and this way without a branch.
         for (int i = from; i < from + len; i++) {
             int d = digit(s.charAt(i));
-            if (d < 0) {
-                return fallback;
-            }
-            v = (v << 4) | d;
+            bad |= d;
+            v = (v << 4) | (d & 0xf);
         }
-        return v;
+        return bad < 0 ? fallback : v;
+    }
+
+    /** The value of 8 hex digits of {@code s} from {@code from} (which must be in range), or -1 if one is not. */
+    static long parse8(CharSequence s, int from) {
+        long v = 0;
+        int bad = 0;
+        for (int i = from; i < from + 8; i++) {
+            int d = digit(s.charAt(i));
+            bad |= d;
+            v = (v << 4) | (d & 0xf);
+        }
+        return bad < 0 ? -1 : v;
     }
 
     static boolean isHex(CharSequence s, int from, int len) {
         if (from < 0 || from + len > s.length()) {
             return false;
         }
+        int bad = 0;
         for (int i = from; i < from + len; i++) {
-            if (digit(s.charAt(i)) < 0) {
-                return false;
-            }
+            bad |= digit(s.charAt(i));
         }
-        return true;
+        return bad >= 0;
     }
 
+    /** The digit's value, or -1 (also for any char beyond Latin-1). */
     private static int digit(char c) {
-        if (c >= '0' && c <= '9') {
-            return c - '0';
-        }
-        if (c >= 'a' && c <= 'f') {
-            return c - 'a' + 10;
-        }
-        if (c >= 'A' && c <= 'F') {
-            return c - 'A' + 10;
-        }
-        return -1;
+        return VALUE[c & 0xff] | ((0xff - c) >> 31);
     }
 }

@@ -203,11 +203,11 @@ public final class Observability implements ExchangeObserver, AutoCloseable {
 
     @Override
     public ExchangeTrace start(Direction direction, String localService, String method, String path,
-                               HeaderAccess headers, String peer) {
+                               HeaderAccess headers, String peer, long startNanos) {
         if (paused) {
             return ExchangeTrace.NOOP;
         }
-        long now = System.nanoTime();
+        long now = startNanos;
         String route = routes.match(method, path);
         WorkerCells worker = workers.get();
         // A record the Worker's own last exchanges left (most, once most are not sampled), else one the exporter

@@ -134,22 +134,22 @@ final class ObservedExchange implements ExchangeTrace {
     }
 
     @Override
-    public void sent() {
-        sentNanos = System.nanoTime();
+    public void sent(long nanos) {
+        sentNanos = nanos;
     }
 
     @Override
-    public void firstByte(int status) {
-        firstByteNanos = System.nanoTime();
+    public void firstByte(int status, long nanos) {
+        firstByteNanos = nanos;
         upstreamStatus = status;
     }
 
     @Override
-    public void end(int status, long bytesIn, long bytesOut, String error) {
+    public void end(int status, long bytesIn, long bytesOut, String error, long nanos) {
         if (endNanos != 0) {
             return;
         }
-        endNanos = System.nanoTime();
+        endNanos = nanos;
         this.status = status;
         this.bytesIn = bytesIn;
         this.bytesOut = bytesOut;

@@ -57,9 +57,9 @@ class ExchangeTest {
     private final List<EmbeddedChannel> meshChannels = new ArrayList<>();
     /** "status kind" of every trace that ended, for the stacks built with {@link #recording}. */
     private final List<String> traceEnds = new ArrayList<>();
-    private final ExchangeObserver recording = (direction, localService, method, path, headers, peer) -> new ExchangeTrace() {
+    private final ExchangeObserver recording = (direction, localService, method, path, headers, peer, startNanos) -> new ExchangeTrace() {
         @Override
-        public void end(int status, long bytesIn, long bytesOut, String error) {
+        public void end(int status, long bytesIn, long bytesOut, String error, long nanos) {
             traceEnds.add(status + " " + error);
         }
     };

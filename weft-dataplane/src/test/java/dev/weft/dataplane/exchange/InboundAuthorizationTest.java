@@ -33,9 +33,9 @@ class InboundAuthorizationTest {
     private final InMemoryUpstream app = new InMemoryUpstream();
     private final List<Http1Connection> connections = new ArrayList<>();
     private final List<String> traceEnds = new ArrayList<>();
-    private final ExchangeObserver recording = (direction, localService, method, path, headers, peer) -> new ExchangeTrace() {
+    private final ExchangeObserver recording = (direction, localService, method, path, headers, peer, startNanos) -> new ExchangeTrace() {
         @Override
-        public void end(int status, long bytesIn, long bytesOut, String error) {
+        public void end(int status, long bytesIn, long bytesOut, String error, long nanos) {
             traceEnds.add(status + " " + error);
         }
     };

@@ -27,7 +27,7 @@ class PerThreadTest {
                 for (int i = 0; i < each; i++) {
                     m.started();
                     m.bytesIn(2);
-                    m.finished(i % 2 == 0 ? 200 : 503, System.nanoTime(), i % 2 == 1);
+                    m.finished(i % 2 == 0 ? 200 : 503, System.nanoTime(), System.nanoTime(), i % 2 == 1);
                 }
             }));
         }

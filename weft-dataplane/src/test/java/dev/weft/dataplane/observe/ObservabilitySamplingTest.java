@@ -51,7 +51,7 @@ class ObservabilitySamplingTest {
     }
 
     private static ObservedExchange start(Observability o, MapHeaders h) {
-        return (ObservedExchange) o.start(Direction.OUTBOUND, "consumer", "GET", "/", h, "127.0.0.1:1");
+        return (ObservedExchange) o.start(Direction.OUTBOUND, "consumer", "GET", "/", h, "127.0.0.1:1", System.nanoTime());
     }
 
     /** The app's request carrying a caller's "not sampled", which is honoured and takes no token. */
@@ -73,14 +73,14 @@ class ObservabilitySamplingTest {
         observability.open(List.of());
 
         ObservedExchange root = start(observability, new MapHeaders()); // the reservoir's one token
-        root.end(200, 0, 2, null);
+        root.end(200, 0, 2, null, System.nanoTime());
         MapHeaders okHeaders = notSampled("0af7651916cd43dd8448eb211c80319c");
         ObservedExchange ok = start(observability, okHeaders);
         assertThat(okHeaders.get("traceparent")).as("the decision still travels").endsWith("-00");
-        ok.end(200, 0, 2, null);
+        ok.end(200, 0, 2, null, System.nanoTime());
         ObservedExchange failed = start(observability, notSampled("4bf92f3577b34da6a3ce929d0e0e4736"));
         failed.routed("provider", null);
-        failed.end(503, 0, 0, "no-capacity");
+        failed.end(503, 0, 0, "no-capacity", System.nanoTime());
 
         await().atMost(Duration.ofSeconds(10)).until(() -> String.join("", posted).contains(failed.traceIdHex())
                 && String.join("", posted).contains(root.traceIdHex()));
@@ -108,10 +108,10 @@ class ObservabilitySamplingTest {
         ObservedExchange[] inTask = loop.submit(() -> {
             ObservedExchange first = start(observability, new MapHeaders());
             first.admitted("provider", "provider-1", "127.0.0.1:7001");
-            first.end(502, 3, 4, "upstream-reset");
+            first.end(502, 3, 4, "upstream-reset", System.nanoTime());
             // Pipelined: the next request opens inside the task that ended the first, which must not get its record.
             ObservedExchange second = start(observability, new MapHeaders());
-            second.end(200, 0, 0, null);
+            second.end(200, 0, 0, null, System.nanoTime());
             traces[0] = first.traceIdHex();
             traces[1] = second.traceIdHex();
             return new ObservedExchange[] {first, second};
@@ -130,7 +130,7 @@ class ObservabilitySamplingTest {
 
         // A thread that runs no event loop keeps none.
         ObservedExchange off = start(observability, new MapHeaders());
-        off.end(200, 0, 0, null);
+        off.end(200, 0, 0, null, System.nanoTime());
         assertThat(start(observability, new MapHeaders())).isNotSameAs(off);
     }
 
@@ -147,12 +147,12 @@ class ObservabilitySamplingTest {
             for (String[] step : sequence) {
                 boolean inbound = step[0].equals("in");
                 ExchangeTrace x = observability.start(inbound ? Direction.INBOUND : Direction.OUTBOUND, "consumer",
-                        "GET", "/", new MapHeaders(), "127.0.0.1:1");
+                        "GET", "/", new MapHeaders(), "127.0.0.1:1", System.nanoTime());
                 if (!inbound) {
                     x.routed(step[0], step[1]);
                     x.admitted(step[0], step[0] + "-1", "127.0.0.1:7001");
                 }
-                x.end(200, 1, 2, null);
+                x.end(200, 1, 2, null, System.nanoTime());
             }
         };
         loop.submit(run).get(5, TimeUnit.SECONDS);
