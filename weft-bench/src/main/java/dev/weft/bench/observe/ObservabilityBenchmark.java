@@ -125,7 +125,7 @@ public class ObservabilityBenchmark {
         t.admitted("provider", "provider-1", "127.0.0.1:7001");
         t.connected();
         t.sent(System.nanoTime());
-        t.firstByte(200, System.nanoTime());
+        t.firstByte(200);
         traffic.bytesIn(32);
         traffic.bytesOut(10);
         long end = System.nanoTime(); // as ProxyExchange.over: one reading for both

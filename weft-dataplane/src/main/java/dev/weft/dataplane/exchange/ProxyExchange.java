@@ -313,7 +313,7 @@ public abstract sealed class ProxyExchange extends ExchangeContext implements Ex
         for (Phase p : stack.phases()) {
             p.onAnswer(this, code);
         }
-        trace.firstByte(code, System.nanoTime());
+        trace.firstByte(code);
         answered.trySuccess(null);
     }
 

@@ -55,9 +55,9 @@ public final class CompositeObserver implements ExchangeObserver {
             }
 
             @Override
-            public void firstByte(int status, long nanos) {
-                a.firstByte(status, nanos);
-                b.firstByte(status, nanos);
+            public void firstByte(int status) {
+                a.firstByte(status);
+                b.firstByte(status);
             }
 
             @Override

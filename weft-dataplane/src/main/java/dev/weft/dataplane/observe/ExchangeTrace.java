@@ -2,9 +2,10 @@ package dev.weft.dataplane.observe;
 
 /**
  * The events of one exchange, in order. A call may be skipped (an exchange rejected before admission goes straight
- * to {@link #end}). Runs on the exchange's Worker loop. An event's time is {@code System.nanoTime()} at the call,
- * or, where the exchange reads the clock for itself anyway, the reading it passes ({@code nanos}): in the mesh bench
- * a clock reading costs about as much as the rest of an event (docs/benchmarks.md, session 14).
+ * to {@link #end}). Runs on the exchange's Worker loop. An event's time is {@code System.nanoTime()} at the call
+ * (read only by an implementation that keeps it), or, where the exchange reads the clock for itself anyway, the
+ * reading it passes ({@code nanos}): in the mesh bench a clock reading costs about as much as the rest of an event
+ * (docs/benchmarks.md, session 14).
  */
 public interface ExchangeTrace {
 
@@ -29,8 +30,8 @@ public interface ExchangeTrace {
     /** The request head was written upstream, at {@code nanos}. */
     default void sent(long nanos) {}
 
-    /** The answer's head arrived from upstream, at {@code nanos}. */
-    default void firstByte(int status, long nanos) {}
+    /** The answer's head arrived from upstream. */
+    default void firstByte(int status) {}
 
     /**
      * The exchange is over.

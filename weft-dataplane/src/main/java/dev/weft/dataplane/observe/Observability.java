@@ -226,6 +226,7 @@ public final class Observability implements ExchangeObserver, AutoCloseable {
             propagation.propagate(headers, x, now);
             worker.increment(x.traceStarted ? TRACES_STARTED : TRACES_CONTINUED, SAMPLED_BY + x.sampleReason);
         }
+        x.timed = x.isSampled() || (direction == Direction.OUTBOUND ? outboundLog : inboundLog) != null;
         return x;
     }
 

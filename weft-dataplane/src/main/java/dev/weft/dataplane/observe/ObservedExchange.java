@@ -40,6 +40,13 @@ final class ObservedExchange implements ExchangeTrace {
     byte sampleReason;
     boolean traceStarted;
 
+    /**
+     * Whether the steps between arrival and end are timed (admitted, connected, first byte): only where something
+     * shows them, a sampled span or an access log line. Each is a clock reading, and in the mesh bench a reading
+     * costs about what the rest of an event does (docs/benchmarks.md, session 14); a failure's span exported alone
+     * (reason error) shows its start, duration, status and error, not those steps.
+     */
+    boolean timed;
     long admittedNanos;
     long connectedNanos;
     long sentNanos;
@@ -89,6 +96,7 @@ final class ObservedExchange implements ExchangeTrace {
         sampled = TracePropagation.UNDECIDED;
         sampleReason = TraceSampler.NONE;
         traceStarted = false;
+        timed = false;
         admittedNanos = 0;
         connectedNanos = 0;
         sentNanos = 0;
@@ -117,7 +125,7 @@ final class ObservedExchange implements ExchangeTrace {
 
     @Override
     public void admitted(String destinationService, String endpointId, String endpointAddress) {
-        if (attempts++ == 0) {
+        if (attempts++ == 0 && timed) {
             admittedNanos = System.nanoTime();
         }
         // Inbound admission is to the local app's cluster ("app:<service>"); the label stays the local service.
@@ -130,7 +138,9 @@ final class ObservedExchange implements ExchangeTrace {
 
     @Override
     public void connected() {
-        connectedNanos = System.nanoTime();
+        if (timed) {
+            connectedNanos = System.nanoTime();
+        }
     }
 
     @Override
@@ -139,8 +149,10 @@ final class ObservedExchange implements ExchangeTrace {
     }
 
     @Override
-    public void firstByte(int status, long nanos) {
-        firstByteNanos = nanos;
+    public void firstByte(int status) {
+        if (timed) {
+            firstByteNanos = System.nanoTime();
+        }
         upstreamStatus = status;
     }
 

@@ -167,4 +167,27 @@ class ObservabilitySamplingTest {
                 series.formatted("outbound", "b", RouteTable.DEFAULT, 2), series.formatted("outbound", "a", "writes", 4),
                 series.formatted("inbound", "consumer", RouteTable.DEFAULT, 2));
     }
+
+    @Test
+    void theStepsBetweenArrivalAndEndAreTimedOnlyForASampledExchange() {
+        observability = new Observability(oneASecond(ObservabilityConfig.OFF), "consumer", null, () -> 0);
+        observability.open(List.of());
+        ObservedExchange sampled = start(observability, new MapHeaders()); // the reservoir's one token
+        ObservedExchange not = start(observability, new MapHeaders());
+        for (ObservedExchange x : new ObservedExchange[] {sampled, not}) {
+            x.admitted("provider", "provider-1", "127.0.0.1:7001");
+            x.connected();
+            x.sent(System.nanoTime());
+            x.firstByte(200);
+        }
+        assertThat(sampled.isSampled()).isTrue();
+        assertThat(new long[] {sampled.admittedNanos, sampled.connectedNanos, sampled.firstByteNanos})
+                .doesNotContain(0L);
+        assertThat(not.isSampled()).isFalse();
+        // Nothing shows them (no span, no log line), so no clock was read; the sent time is the exchange's own.
+        assertThat(new long[] {not.admittedNanos, not.connectedNanos, not.firstByteNanos}).containsOnly(0L);
+        assertThat(not.sentNanos).isNotZero();
+        assertThat(not.attempts).isEqualTo(1);
+        assertThat(not.upstreamStatus).isEqualTo(200);
+    }
 }
