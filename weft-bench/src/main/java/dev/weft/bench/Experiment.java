@@ -172,6 +172,11 @@ public final class Experiment implements AutoCloseable {
     }
 
     /** Every proxy started, provider side first; empty for {@code direct}. */
+    /** The client the experiment calls its processes' admin and ready endpoints with (closed with it). */
+    HttpProbe http() {
+        return http;
+    }
+
     public List<DataPlane.Proxy> proxies() {
         return topology.proxies();
     }

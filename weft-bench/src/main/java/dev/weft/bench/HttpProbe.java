@@ -20,6 +20,12 @@ final class HttpProbe implements AutoCloseable {
                 HttpResponse.BodyHandlers.ofString());
     }
 
+    /** A POST without a body (an admin action), with its status and body, or throws as {@link #get}. */
+    HttpResponse<String> post(URI uri, Duration timeout) throws IOException, InterruptedException {
+        return client.send(HttpRequest.newBuilder(uri).timeout(timeout).POST(HttpRequest.BodyPublishers.noBody())
+                .build(), HttpResponse.BodyHandlers.ofString());
+    }
+
     @Override
     public void close() {
         client.close();

@@ -3,8 +3,6 @@ package dev.weft.bench;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -77,47 +75,43 @@ final class ObservabilityAb {
     static List<Window> run(Experiment experiment, Settings settings, int threads, PrintStream progress)
             throws InterruptedException, IOException {
         List<Window> windows = new ArrayList<>();
-        try (HttpClient admin = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(Duration.ofSeconds(2)).build()) {
-            // Both states warm, paused first: a branch the JIT never saw taken is compiled as a trap, and the
-            // first window to take it would pay the deoptimization and the recompilation (seen in the first run:
-            // the JIT's CPU in a window rose from 1-3 to 11-17 µs per request after switches).
-            for (boolean on : new boolean[] {false, true}) {
-                switchAll(admin, experiment.proxies(), on);
-                JitSettle.Outcome settled = experiment.settleJit(settings.connections(), settings.jitSettle());
-                progress.println("observability ×" + threads + (on ? " on: " : " paused: ") + settled.describe());
-            }
-            for (int pair = 1; pair <= settings.pairs(); pair++) {
-                boolean onFirst = pair % 2 == 1;
-                for (boolean on : new boolean[] {onFirst, !onFirst}) {
-                    switchAll(admin, experiment.proxies(), on);
-                    ExperimentResult result = experiment.measure(settings.connections(), settings.gap(),
-                            settings.window());
-                    BenchRow row = BenchRow.of("observability", on ? "on" : "paused", threads, pair, result,
-                            settings.gap());
-                    windows.add(new Window(pair, on, row));
-                    progress.println(String.format(Locale.ROOT, "observability ×%d pair %d/%d %-6s qps %8.1f  "
-                                    + "proxy CPU %6.1f µs/req (JIT %4.1f)  control plane %5.1f µs/req  errors %d",
-                            threads, pair, settings.pairs(), on ? "on" : "paused", row.qps(), row.proxyCpuUsPerReq(),
-                            row.jitCpuUsPerReq(), row.controlCpuUsPerReq(), row.errors()));
-                }
-            }
-            switchAll(admin, experiment.proxies(), true);
+        HttpProbe admin = experiment.http();
+        // Both states warm, paused first: a branch the JIT never saw taken is compiled as a trap, and the
+        // first window to take it would pay the deoptimization and the recompilation (seen in the first run:
+        // the JIT's CPU in a window rose from 1-3 to 11-17 µs per request after switches).
+        for (boolean on : new boolean[] {false, true}) {
+            switchAll(admin, experiment.proxies(), on);
+            JitSettle.Outcome settled = experiment.settleJit(settings.connections(), settings.jitSettle());
+            progress.println("observability ×" + threads + (on ? " on: " : " paused: ") + settled.describe());
         }
+        for (int pair = 1; pair <= settings.pairs(); pair++) {
+            boolean onFirst = pair % 2 == 1;
+            for (boolean on : new boolean[] {onFirst, !onFirst}) {
+                switchAll(admin, experiment.proxies(), on);
+                ExperimentResult result = experiment.measure(settings.connections(), settings.gap(),
+                        settings.window());
+                BenchRow row = BenchRow.of("observability", on ? "on" : "paused", threads, pair, result,
+                        settings.gap());
+                windows.add(new Window(pair, on, row));
+                progress.println(String.format(Locale.ROOT, "observability ×%d pair %d/%d %-6s qps %8.1f  "
+                                + "proxy CPU %6.1f µs/req (JIT %4.1f)  control plane %5.1f µs/req  errors %d",
+                        threads, pair, settings.pairs(), on ? "on" : "paused", row.qps(), row.proxyCpuUsPerReq(),
+                        row.jitCpuUsPerReq(), row.controlCpuUsPerReq(), row.errors()));
+            }
+        }
+        switchAll(admin, experiment.proxies(), true);
         return windows;
     }
 
     /** Sets every Weft sidecar's observability and checks that each says so. */
-    static void switchAll(HttpClient admin, List<DataPlane.Proxy> proxies, boolean on)
+    static void switchAll(HttpProbe admin, List<DataPlane.Proxy> proxies, boolean on)
             throws IOException, InterruptedException {
         for (DataPlane.Proxy p : proxies) {
             if (p.admin() <= 0) {
                 throw new IllegalStateException(p.name() + " has no admin port: only Weft's sidecars can pause");
             }
-            HttpResponse<String> r = admin.send(HttpRequest.newBuilder(URI.create("http://" + Experiment.LOOPBACK
-                            + ":" + p.admin() + "/observability?state=" + (on ? "on" : "off")))
-                    .timeout(Duration.ofSeconds(5)).POST(HttpRequest.BodyPublishers.noBody()).build(),
-                    HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> r = admin.post(URI.create("http://" + Experiment.LOOPBACK + ":" + p.admin()
+                    + "/observability?state=" + (on ? "on" : "off")), Duration.ofSeconds(5));
             String expected = on ? "on" : "paused";
             if (r.statusCode() != 200 || !r.body().strip().equals(expected)) {
                 throw new IllegalStateException(p.name() + " answered " + r.statusCode() + " '" + r.body().strip()
