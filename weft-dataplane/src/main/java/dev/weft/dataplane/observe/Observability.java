@@ -207,7 +207,6 @@ public final class Observability implements ExchangeObserver, AutoCloseable {
         if (paused) {
             return ExchangeTrace.NOOP;
         }
-        long now = startNanos;
         String route = routes.match(method, path);
         WorkerCells worker = workers.get();
         // A record the Worker's own last exchanges left (most, once most are not sampled), else one the exporter
@@ -217,13 +216,14 @@ public final class Observability implements ExchangeObserver, AutoCloseable {
             x = exporter.spare();
         }
         if (x != null) {
-            x.begin(worker, direction, localService, method, path, peer, route, now, clock.epochMicros(now));
+            x.begin(worker, direction, localService, method, path, peer, route, startNanos,
+                    clock.epochMicros(startNanos));
         } else {
-            x = new ObservedExchange(this, worker, direction, localService, method, path, peer, route, now,
-                    clock.epochMicros(now));
+            x = new ObservedExchange(this, worker, direction, localService, method, path, peer, route, startNanos,
+                    clock.epochMicros(startNanos));
         }
         if (propagation != null) {
-            propagation.propagate(headers, x, now);
+            propagation.propagate(headers, x, startNanos);
             worker.increment(x.traceStarted ? TRACES_STARTED : TRACES_CONTINUED, SAMPLED_BY + x.sampleReason);
         }
         x.timed = x.isSampled() || (direction == Direction.OUTBOUND ? outboundLog : inboundLog) != null;
