@@ -26,9 +26,11 @@ public final class DemoCommand implements Callable<Integer> {
             description = "Measured time (default: ${DEFAULT-VALUE}).")
     Duration duration;
 
-    // Until stable rather than a fixed time: fresh JVMs compile under the full load for 20 s to a minute on two
-    // cores, and a fixed 20 s left the measured rate still climbing on a fresh machine (issue 15). 60 s caps it.
-    @Option(names = "--warmup", defaultValue = "60s", converter = DurationConverter.class, paramLabel = "TIME",
+    // Until stable rather than a fixed time: fresh JVMs compile under the full load for a minute or two on two cores,
+    // and a fixed 20 s left the measured rate still climbing on a fresh machine (issue 15). A 60 s cap ended four
+    // fresh-clone demos with the sidecars' JIT at 46 % of their CPU, 82-92 % of their steady state; with 120 s the
+    // JIT was at 8 % and the result 92.3 % of it (docs/demo.md, session 14).
+    @Option(names = "--warmup", defaultValue = "120s", converter = DurationConverter.class, paramLabel = "TIME",
             description = "Unrecorded load before the measurement, on the same connections, until two 5 s windows in a row are within 5%%, at most this long (default: ${DEFAULT-VALUE}; 0s for none).")
     Duration warmup;
 
