@@ -1,18 +1,14 @@
 package dev.weft.dataplane.observe;
 
-/** Lower-case hex for trace and span ids, without the allocations of Long.toHexString/parseUnsignedLong. */
+import java.util.Arrays;
+import java.util.HexFormat;
+
+/** Lower-case hex for trace and span ids: written into a caller's bytes, and read without exceptions or allocation. */
 final class Hex {
     private static final char[] DIGITS = "0123456789abcdef".toCharArray();
+    private static final HexFormat HEX = HexFormat.of();
 
     private Hex() {}
-
-    /** Writes {@code v} as 16 hex digits at {@code at}. */
-    static void write(long v, char[] out, int at) {
-        for (int i = 15; i >= 0; i--) {
-            out[at + i] = DIGITS[(int) (v & 0xf)];
-            v >>>= 4;
-        }
-    }
 
     /** Writes {@code v} as 16 hex digits (ASCII bytes) at {@code at}. */
     static void write(long v, byte[] out, int at) {
@@ -22,24 +18,20 @@ final class Hex {
         }
     }
 
+    /** 16 lower-case hex digits as a String (B3's multi headers, span encoding); a traceparent uses {@link #write}. */
     static String of(long v) {
-        char[] c = new char[16];
-        write(v, c, 0);
-        return new String(c);
+        return HEX.toHexDigits(v);
     }
 
     static String of(long hi, long lo) {
-        char[] c = new char[32];
-        write(hi, c, 0);
-        write(lo, c, 16);
-        return new String(c);
+        return HEX.toHexDigits(hi) + HEX.toHexDigits(lo);
     }
 
     /** Each Latin-1 char's hex value, or -1: a table, because random hex digits make a branch per char mispredict. */
     private static final byte[] VALUE = new byte[256];
 
     static {
-        java.util.Arrays.fill(VALUE, (byte) -1);
+        Arrays.fill(VALUE, (byte) -1);
         for (int i = 0; i < 10; i++) {
             VALUE['0' + i] = (byte) i;
         }

@@ -2,7 +2,6 @@ package dev.weft.dataplane.observe;
 
 import dev.weft.dataplane.observe.ObservabilityConfig.Propagation;
 import dev.weft.protocol.WmpHeaders;
-import io.netty.util.concurrent.FastThreadLocal;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Set;
@@ -42,13 +41,6 @@ final class TracePropagation {
     private final boolean writeB3;
     private final boolean writeB3Multi;
     private final TraceSampler sampler;
-    /** For callers without a {@link WorkerCells} (tests): see {@link #traceparent}. */
-    private final FastThreadLocal<byte[]> traceparentBytes = new FastThreadLocal<>() {
-        @Override
-        protected byte[] initialValue() {
-            return new byte[55];
-        }
-    };
 
     TracePropagation(Set<Propagation> write, TraceSampler sampler) {
         this.writeW3c = write.contains(Propagation.W3C);
@@ -269,8 +261,9 @@ final class TracePropagation {
     private void inject(HeaderAccess h, ObservedExchange x, int seen) {
         boolean sampled = x.sampled == SAMPLED;
         if (writeW3c || (seen & SEEN_W3C) != 0) {
-            String tp = traceparent(x.worker != null ? x.worker.traceparent : traceparentBytes.get(), x.traceHi,
-                    x.traceLo, x.spanId, sampled);
+            // Every exchange Observability starts has its Worker's bytes; a record made by hand (a test) has none.
+            String tp = traceparent(x.worker != null ? x.worker.traceparent : new byte[55], x.traceHi, x.traceLo,
+                    x.spanId, sampled);
             int at = (seen >>> AT_SHIFT) - 1;
             if (at >= 0) {
                 h.fields().value(at, tp); // where the caller's stood: no second walk to find it

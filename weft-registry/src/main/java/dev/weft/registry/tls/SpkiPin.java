@@ -21,7 +21,7 @@ public record SpkiPin(String hex) {
     public SpkiPin {
         Objects.requireNonNull(hex, "hex");
         hex = hex.toLowerCase(Locale.ROOT);
-        if (hex.length() != 64 || !hex.chars().allMatch(c -> (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+        if (hex.length() != 64 || !hex.chars().allMatch(HexFormat::isHexDigit)) {
             throw new IllegalArgumentException("invalid pin '" + PREFIX + hex + "' (expected " + PREFIX
                     + " and 64 hex digits: the SHA-256 of the CA certificate's SubjectPublicKeyInfo, as ./weft token"
                     + " create prints it)");
