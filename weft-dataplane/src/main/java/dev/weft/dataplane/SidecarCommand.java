@@ -9,12 +9,13 @@ import dev.weft.dataplane.observe.RouteTable;
 import dev.weft.dataplane.security.IdentityException;
 import io.netty.util.ResourceLeakDetector;
 import dev.weft.registry.support.Durations;
-import dev.weft.registry.weft.ControlPlaneUrl;
+import dev.weft.registry.cli.ControlTrustOptions;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -67,13 +68,9 @@ public final class SidecarCommand implements Callable<Integer> {
             description = "Registry URL: weft://HOST:PORT (embedded control plane), weft+tls://HOST:PORT (a control plane serving TLS, with --control-ca or --control-ca-pin) or etcd://H1:2379,... (default: ${DEFAULT-VALUE}).")
     String registry;
 
-    @Option(names = "--control-ca", paramLabel = "FILE",
-            description = "With --registry weft+tls://: trust the control plane's certificate if it chains to a CA in FILE (PEM: its GET /v1/trust-bundle, or its DATA_DIR/ca/root.pem). See docs/security.md.")
-    java.nio.file.Path controlCa;
-
-    @Option(names = "--control-ca-pin", paramLabel = "sha256:HEX",
-            description = "With --registry weft+tls://: trust the control plane's certificate if its chain holds a CA whose public key has this SHA-256 (./weft token create prints it); the chain, dates and host name are still checked.")
-    String controlCaPin;
+    // --control-ca and --control-ca-pin, worded as for every command that talks to the control plane.
+    @Mixin
+    ControlTrustOptions controlTrust = new ControlTrustOptions();
 
     @Option(names = "--id", paramLabel = "ID", description = "Instance id, unique within the service (default: SERVICE-HOST-PORT of --inbound).")
     String id;
@@ -265,7 +262,7 @@ public final class SidecarCommand implements Callable<Integer> {
         String instance = id != null ? id : inbound.getPort() == 0 ? null : service + "-" + inbound.getHostString() + "-" + inbound.getPort();
         SidecarConfig.Builder b = SidecarConfig.builder(service, app)
                 .instanceId(instance).inbound(inbound).advertise(advertise).outbound(outbound).upstreams(ups)
-                .admin(admin).registry(ControlPlaneUrl.withTrust(registry, controlCa, controlCaPin)).weight(weight).capacity(capacity).queueSize(queueSize)
+                .admin(admin).registry(controlTrust.withTrust(registry)).weight(weight).capacity(capacity).queueSize(queueSize)
                 .queueTimeout(queueTimeout).leaseTtl(leaseTtl).balancer(balancer).collaborator(collaborator)
                 .meshProtocol(meshProtocol).meshConnectionsPerPeer(meshConnections).drainTimeout(drainTimeout)
                 .observability(observabilityConfig()).requestHeadTimeout(requestHeadTimeout)

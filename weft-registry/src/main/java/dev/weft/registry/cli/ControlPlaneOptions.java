@@ -3,6 +3,7 @@ package dev.weft.registry.cli;
 import dev.weft.registry.auth.ControlCredentials;
 import dev.weft.registry.weft.ControlPlaneUrl;
 import picocli.CommandLine;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -33,16 +34,8 @@ public final class ControlPlaneOptions {
                     + " (--api-tls; then with --control-ca or --control-ca-pin) (default: ${DEFAULT-VALUE}).")
     String url = DEFAULT_URL;
 
-    @Option(names = "--control-ca", paramLabel = "FILE",
-            description = "With weft+tls://: trust the control plane's certificate if it chains to a CA in FILE"
-                    + " (PEM: its GET /v1/trust-bundle, or its DATA_DIR/ca/root.pem).")
-    Path controlCa;
-
-    @Option(names = "--control-ca-pin", paramLabel = "sha256:HEX",
-            description = "With weft+tls://: trust the control plane's certificate if its chain holds a CA whose"
-                    + " public key has this SHA-256 (printed by ./weft token create); the chain, dates and host name"
-                    + " are still checked.")
-    String controlCaPin;
+    @Mixin
+    ControlTrustOptions trust = new ControlTrustOptions();
 
     @Option(names = "--admin-token-file", paramLabel = "FILE",
             description = "The operator token to send (first line of FILE). Default: " + ".weft/control/admin.token"
@@ -63,8 +56,7 @@ public final class ControlPlaneOptions {
     /** The same, trusting a control plane that serves TLS by {@code controlCa} and/or {@code controlCaPin}. */
     public ControlPlaneOptions(String url, Path adminTokenFile, Path controlCa, String controlCaPin) {
         this(url, adminTokenFile);
-        this.controlCa = controlCa;
-        this.controlCaPin = controlCaPin;
+        this.trust = new ControlTrustOptions(controlCa, controlCaPin);
     }
 
     /**
@@ -75,7 +67,7 @@ public final class ControlPlaneOptions {
      */
     public String url() {
         try {
-            return ControlPlaneUrl.withTrust(url, controlCa, controlCaPin);
+            return trust.withTrust(url);
         } catch (IllegalArgumentException e) {
             if (spec != null && spec.commandLine() != null) {
                 throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
