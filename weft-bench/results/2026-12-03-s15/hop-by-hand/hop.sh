@@ -23,9 +23,19 @@ for i in $(seq 100); do curl -sf -d hello http://127.0.0.1:19100/ >/dev/null && 
 curl -s -d hello http://127.0.0.1:19100/ > $OUT/answer.txt
 SPID=$(pgrep -P $PS java || echo $PS); CPID=$(pgrep -P $CS java || echo $CS)
 echo "sidecar pids $SPID $CPID" > $OUT/pids
+if [[ "${RID:-0}" == 1 ]]; then
+cat > post.lua <<'L'
+local n = 0
+request = function()
+  n = n + 1
+  return wrk.format("POST", "/", {["Content-Type"] = "text/plain", ["X-Request-Id"] = string.format("r-%d-%d", math.random(1, 1000000000), n)}, "hello from the per-hop")
+end
+L
+else
 cat > post.lua <<'L'
 wrk.method = "POST"; wrk.body = "hello from the per-hop"; wrk.headers["Content-Type"] = "text/plain"
 L
+fi
 wrk -t1 -c64 -d${WARM:-60s} -s post.lua http://127.0.0.1:19100/ > $OUT/warm.txt 2>&1
 for p in $SPID $CPID; do jcmd $p JFR.start name=settle duration=5s jdk.CPUTimeSample#enabled=true 'jdk.CPUTimeSample#throttle=1ms' >/dev/null; done
 sleep 6
