@@ -171,12 +171,12 @@ public final class Experiment implements AutoCloseable {
                 settings.loadTimeout(), settings.loadThreads(), settings.providerDelay(), settings.out()), listener);
     }
 
-    /** Every proxy started, provider side first; empty for {@code direct}. */
     /** The client the experiment calls its processes' admin and ready endpoints with (closed with it). */
     HttpProbe http() {
         return http;
     }
 
+    /** Every proxy started, provider side first; empty for {@code direct}. */
     public List<DataPlane.Proxy> proxies() {
         return topology.proxies();
     }
