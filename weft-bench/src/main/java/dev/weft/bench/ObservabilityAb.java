@@ -62,8 +62,11 @@ final class ObservabilityAb {
         }
     }
 
-    /** @param pairs on/off pairs per thread count; @param gap unrecorded load before each window */
-    record Settings(int connections, int pairs, Duration window, Duration gap, Duration jitSettle) {}
+    /**
+     * @param shape the paper's mesh (four sidecars) or the per-hop pair (two); @param pairs on/off pairs per thread
+     * count; @param gap unrecorded load before each window
+     */
+    record Settings(Experiment.Shape shape, int connections, int pairs, Duration window, Duration gap, Duration jitSettle) {}
 
     private ObservabilityAb() {
     }
@@ -136,18 +139,22 @@ final class ObservabilityAb {
     /** The report: per thread count, every pair and the medians, against the 5 % target. */
     static String report(List<List<Window>> byThreads, List<Integer> threads, Settings settings, String when,
                          String machine) {
+        boolean hop = settings.shape() == Experiment.Shape.HOP;
         StringBuilder t = new StringBuilder("# Observability's cost, paused and resumed on one topology\n\n");
-        t.append("`weft bench observability` at ").append(when).append(". ").append(machine).append("\n\n")
-                .append(String.format(Locale.ROOT, "The paper's mesh at %d connections; per thread count one "
+        t.append("`weft bench observability").append(hop ? " --shape hop" : "").append("` at ").append(when)
+                .append(". ").append(machine).append("\n\n")
+                .append(String.format(Locale.ROOT, "%s at %d connections; per thread count one "
                                 + "topology, its JIT settled paused then on (at most %ds each), then %d pairs of %ds "
                                 + "windows, each after %ds unrecorded on fresh connections, in the order on-off, "
-                                + "off-on, on-off... Paused = `POST /observability?state=off` on all four sidecars (as "
+                                + "off-on, on-off... Paused = `POST /observability?state=off` on %s sidecars (as "
                                 + "`--metrics off --tracing off`). Cost = proxy CPU per request on over paused, minus "
                                 + "one, pair by pair (issue 12: within 5 %%); *steady* leaves out the JIT compilers' "
                                 + "CPU on both sides, which the switches themselves cause (a path not taken for a "
                                 + "while is recompiled) and a sidecar that is never switched does not pay.%n%n",
+                        hop ? "The per-hop pair (a consumer-side and a provider-side sidecar, one backend without "
+                                + "delay; the table gives the pair's CPU, a hop is half of it)" : "The paper's mesh",
                         settings.connections(), settings.jitSettle().toSeconds(), settings.pairs(),
-                        settings.window().toSeconds(), settings.gap().toSeconds()));
+                        settings.window().toSeconds(), settings.gap().toSeconds(), hop ? "both" : "all four"));
         for (int i = 0; i < threads.size(); i++) {
             List<Pair> pairs = pairs(byThreads.get(i));
             t.append("## ").append(threads.get(i)).append(threads.get(i) == 1 ? " Worker" : " Workers")

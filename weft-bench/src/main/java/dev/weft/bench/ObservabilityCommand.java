@@ -20,6 +20,8 @@ import java.util.concurrent.Callable;
 @Command(name = "observability", mixinStandardHelpOptions = true, sortOptions = false,
         description = {"Price observability (metrics, traces, access logs) on one warm mesh: pause and resume it on "
                 + "every sidecar, window after window, and compare CPU per request pair by pair (issue 12: within 5%%).",
+                "--shape hop prices it on the per-hop pair instead (two sidecars and a backend without delay, "
+                + "saturated).",
                 "Writes observability.md (the pairs and the verdict) and windows.csv. About 3 minutes per thread count "
                 + "at the defaults, plus the JIT's warm-up."})
 public final class ObservabilityCommand implements Callable<Integer> {
@@ -39,9 +41,15 @@ public final class ObservabilityCommand implements Callable<Integer> {
             description = "Unrecorded load on fresh connections before each window (default: ${DEFAULT-VALUE}).")
     Duration gap;
 
-    @Option(names = "--connections", defaultValue = "512", paramLabel = "N",
-            description = "Load generator connections (default: ${DEFAULT-VALUE}).")
-    int connections;
+    @Option(names = "--shape", defaultValue = "mesh", paramLabel = "NAME",
+            description = "mesh (the paper's topology, issue 12's conditions) or hop (the per-hop pair: a consumer-side "
+                    + "and a provider-side sidecar in front of one backend without delay, as `weft bench --sections "
+                    + "hop`) (default: ${DEFAULT-VALUE}).")
+    String shape;
+
+    @Option(names = "--connections", paramLabel = "N",
+            description = "Load generator connections (default: 512 for the mesh, 64 per hop, as `weft bench`).")
+    Integer connections;
 
     @Option(names = "--capacities", split = ",", defaultValue = "100,200,300", paramLabel = "LIST",
             description = "Requests each provider (small, medium, large) holds at once (default: ${DEFAULT-VALUE}, "
@@ -71,6 +79,12 @@ public final class ObservabilityCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        if (!shape.equals("mesh") && !shape.equals("hop")) {
+            System.err.println("bench observability: --shape must be mesh or hop (got '" + shape + "')");
+            return 2;
+        }
+        boolean hop = shape.equals("hop");
+        int connections = this.connections != null ? this.connections : hop ? 64 : 512;
         if (pairs < 1 || connections < 1 || window.isZero() || proxyThreads.isEmpty()
                 || proxyThreads.stream().anyMatch(t -> t < 1)) {
             System.err.println("bench observability: --pairs, --connections, --window and every --proxy-threads "
@@ -78,11 +92,13 @@ public final class ObservabilityCommand implements Callable<Integer> {
             return 2;
         }
         Generator load = Generator.named(generator);
-        Path dir = BenchCommand.resultsFolder(results, LocalDate.now(ZoneOffset.UTC) + "-observability");
+        Path dir = BenchCommand.resultsFolder(results, LocalDate.now(ZoneOffset.UTC) + "-observability"
+                + (hop ? "-hop" : ""));
         Files.createDirectories(dir);
         String when = Instant.now().truncatedTo(ChronoUnit.SECONDS).toString();
         String machine = ProcStats.machineDescription();
-        ObservabilityAb.Settings ab = new ObservabilityAb.Settings(connections, pairs, window, gap, jitSettle);
+        ObservabilityAb.Settings ab = new ObservabilityAb.Settings(hop ? Experiment.Shape.HOP : Experiment.Shape.MESH,
+                connections, pairs, window, gap, jitSettle);
         List<List<ObservabilityAb.Window>> byThreads = new ArrayList<>();
         for (int threads : proxyThreads) {
             ExperimentSettings settings = ExperimentSettings.defaults()
@@ -90,7 +106,9 @@ public final class ObservabilityCommand implements Callable<Integer> {
                     .withDuration(window)
                     .withKeepLogs(keepLogs)
                     .withRunDir(dir.resolve("logs").resolve("t" + threads).toAbsolutePath())
-                    .withProviderDelay(providerDelay)
+                    .withShape(ab.shape())
+                    // Per hop, the backend answers at once: the pair itself is what saturates the machine.
+                    .withProviderDelay(hop ? Duration.ZERO : providerDelay)
                     .withProviderCapacities(capacities)
                     .withGenerator(load)
                     .withDataPlane(new WeftDataPlane("weft", "event-loop", null, SidecarJvm.options())
@@ -98,7 +116,7 @@ public final class ObservabilityCommand implements Callable<Integer> {
             try (Experiment experiment = Experiment.start(settings)) {
                 byThreads.add(ObservabilityAb.run(experiment, ab, threads, System.err));
             } catch (ExperimentException e) {
-                System.err.println("bench observability: the mesh at " + threads + " Workers did not start: "
+                System.err.println("bench observability: the " + shape + " at " + threads + " Workers did not start: "
                         + e.getMessage());
                 return 1;
             }

@@ -30,7 +30,7 @@ class ObservabilityAbTest {
         assertThat(pairs.get(0).steadyCost()).isCloseTo(103.0 / 99 - 1, org.assertj.core.data.Offset.offset(1e-9));
         assertThat(pairs.get(0).meshCost()).isCloseTo(106.0 / 101 - 1, org.assertj.core.data.Offset.offset(1e-9));
 
-        ObservabilityAb.Settings s = new ObservabilityAb.Settings(512, 3, Duration.ofSeconds(10),
+        ObservabilityAb.Settings s = new ObservabilityAb.Settings(Experiment.Shape.MESH, 512, 3, Duration.ofSeconds(10),
                 Duration.ofSeconds(3), Duration.ofSeconds(120));
         String md = ObservabilityAb.report(List.of(windows), List.of(1), s, "now", "test machine");
         assertThat(md).contains("## 1 Worker per sidecar")
@@ -38,6 +38,13 @@ class ObservabilityAbTest {
                 .contains("| 2 | off, on | 7000 | 7000 | 132.0 | 120.0 | 1.0 | 1.0 | +10.0 % | +10.1 % |")
                 .contains("Median cost +4.0 %").contains("2 of 3 pairs within 5 %")
                 .contains("**Target (median within 5 %): met on all CPU, met steady.**");
+
+        assertThat(md).contains("The paper's mesh at 512 connections").contains("on all four sidecars");
+        String perHop = ObservabilityAb.report(List.of(windows), List.of(1), new ObservabilityAb.Settings(
+                Experiment.Shape.HOP, 64, 3, Duration.ofSeconds(10), Duration.ofSeconds(3), Duration.ofSeconds(120)),
+                "now", "test machine");
+        assertThat(perHop).contains("`weft bench observability --shape hop`").contains("The per-hop pair")
+                .contains("at 64 connections").contains("on both sidecars");
 
         String worse = ObservabilityAb.report(List.of(windows.subList(0, 4)), List.of(2), s, "now", "test machine");
         assertThat(worse).contains("## 2 Workers per sidecar").contains("Median cost +7.0 %")
