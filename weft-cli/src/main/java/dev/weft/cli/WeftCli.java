@@ -12,7 +12,7 @@ import dev.weft.control.cli.TopCommand;
 import dev.weft.control.cli.TraceCommand;
 import dev.weft.dataplane.ApplyCommand;
 import dev.weft.dataplane.SidecarCommand;
-import dev.weft.dataplane.lifecycle.StartupTrace;
+import dev.weft.registry.support.StartupTrace;
 import dev.weft.examples.ConsumerCommand;
 import dev.weft.examples.ProviderCommand;
 import picocli.CommandLine;

@@ -9,7 +9,7 @@ import dev.weft.dataplane.collab.Collaborator;
 import dev.weft.dataplane.inbound.AppHealth;
 import dev.weft.dataplane.inbound.InboundServer;
 import dev.weft.dataplane.inbound.LocalApp;
-import dev.weft.dataplane.lifecycle.StartupTrace;
+import dev.weft.registry.support.StartupTrace;
 import dev.weft.dataplane.mesh.MeshPool;
 import dev.weft.dataplane.metrics.SidecarMetrics;
 import dev.weft.dataplane.observe.CompositeObserver;

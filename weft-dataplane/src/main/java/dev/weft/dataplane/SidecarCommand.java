@@ -2,7 +2,7 @@ package dev.weft.dataplane;
 
 import dev.weft.dataplane.inbound.AppHealth;
 import dev.weft.dataplane.lifecycle.AppProcess;
-import dev.weft.dataplane.lifecycle.StartupTrace;
+import dev.weft.registry.support.StartupTrace;
 import dev.weft.dataplane.observe.ExchangeObserver;
 import dev.weft.dataplane.observe.ObservabilityConfig;
 import dev.weft.dataplane.observe.RouteTable;

@@ -1,5 +1,7 @@
 package dev.weft.registry.http;
 
+import dev.weft.registry.support.StartupTrace;
+
 import io.netty.bootstrap.Bootstrap;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
@@ -266,6 +268,9 @@ public final class SmallHttpClient implements AutoCloseable {
 
         private void connect() {
             pooled = false;
+            if (StartupTrace.on()) {
+                StartupTrace.mark("http client: connecting for " + method + " " + requestTarget(uri));
+            }
             boolean https = "https".equalsIgnoreCase(uri.getScheme());
             SslContext ssl;
             try {
@@ -296,6 +301,9 @@ public final class SmallHttpClient implements AutoCloseable {
                             + " ms: " + host + ":" + port) : cause);
                 } else {
                     Channel ch = connecting.channel();
+                    if (StartupTrace.on()) {
+                        StartupTrace.mark("http client: connected for " + method + " " + requestTarget(uri));
+                    }
                     // Once per connection: a pooled connection the server closes leaves the pool when noticed.
                     ch.closeFuture().addListener(gone -> {
                         ArrayDeque<Channel> pool = idle.get(key(uri));
@@ -349,6 +357,9 @@ public final class SmallHttpClient implements AutoCloseable {
                     }
                     answered = true;
                     status = response.status().code();
+                    if (StartupTrace.on()) {
+                        StartupTrace.mark("http client: answer " + status + " to " + method + " " + requestTarget(uri));
+                    }
                     keepAlive = HttpUtil.isKeepAlive(response);
                     received = new ByteArrayOutputStream();
                 }

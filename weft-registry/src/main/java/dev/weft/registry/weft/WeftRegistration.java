@@ -1,6 +1,7 @@
 package dev.weft.registry.weft;
 
 import dev.weft.registry.support.RegistrationStatus;
+import dev.weft.registry.support.StartupTrace;
 import dev.weft.registry.support.Backoff;
 
 import dev.weft.registry.Endpoint;
@@ -78,6 +79,7 @@ final class WeftRegistration implements Registration {
             return;
         }
         leaseId = null;
+        StartupTrace.mark("registration: lease requested");
         registry.call("PUT", "/v1/leases", new WeftRegistry.LeaseRequest(ttlMillis).json(), callTimeout)
                 .whenCompleteAsync((reply, error) -> {
                     if (status.isStopped()) {
@@ -94,6 +96,7 @@ final class WeftRegistration implements Registration {
                         return;
                     }
                     leaseId = granted;
+                    StartupTrace.mark("registration: lease granted");
                     putEndpoint();
                 }, registry.events());
     }
@@ -122,6 +125,7 @@ final class WeftRegistration implements Registration {
                 return;
             }
             if (reply != null && reply.ok()) {
+                StartupTrace.mark("registration: endpoint accepted");
                 renewed();
                 schedule(this::keepAlive, interval);
             } else if (reply != null && "unknown-lease".equals(registry.errorCode(reply))) {

@@ -1,4 +1,4 @@
-package dev.weft.dataplane.lifecycle;
+package dev.weft.registry.support;
 
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
@@ -18,6 +18,9 @@ import java.util.TreeMap;
  * {@code /proc/uptime}, both read once at the first mark, so the absolute figures carry up to 10 ms of error; the
  * differences between marks come from {@link System#nanoTime()}.
  *
+ * <p>The trace ends with {@link #markWithThreads} (the sidecar calls it once ready): marks after it print nothing, so
+ * that code on every call's path (the control plane client's connects and answers) marks only the start.
+ *
  * <p>Threads: any; marks from several threads may interleave, each line is printed whole.
  */
 public final class StartupTrace {
@@ -25,6 +28,7 @@ public final class StartupTrace {
     private static final long TICKS_PER_SECOND = 100;
     private static long originNanos;
     private static double msAtOrigin = Double.NaN;
+    private static volatile boolean ended;
 
     private StartupTrace() {
     }
@@ -35,7 +39,7 @@ public final class StartupTrace {
 
     /** Prints {@code phase} with the time since the process started and the CPU used, when tracing is on. */
     public static void mark(String phase) {
-        if (!ON) {
+        if (!ON || ended) {
             return;
         }
         long now = System.nanoTime();
@@ -60,10 +64,11 @@ public final class StartupTrace {
      * counted (their CPU is in the process's total of the mark).
      */
     public static void markWithThreads(String phase) {
-        if (!ON) {
+        if (!ON || ended) {
             return;
         }
         mark(phase);
+        ended = true;
         Map<String, Long> ticks = new TreeMap<>();
         try (DirectoryStream<Path> tasks = Files.newDirectoryStream(Path.of("/proc/self/task"))) {
             for (Path task : tasks) {
@@ -73,7 +78,7 @@ public final class StartupTrace {
                             .replaceAll("[-0-9]+$", "").strip();
                     String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
                     ticks.merge(name, Long.parseLong(f[11]) + Long.parseLong(f[12]), Long::sum);
-                } catch (IOException | RuntimeException ended) {
+                } catch (IOException | RuntimeException gone) {
                     // The thread ended between the listing and the read.
                 }
             }
