@@ -107,12 +107,7 @@ public final class SmallHttpClient implements AutoCloseable {
     private SslContext tls;
     private volatile boolean closed;
 
-    /** @param name thread name suffix, e.g. "registry" */
-    public SmallHttpClient(String name, Duration connectTimeout) {
-        this(name, connectTimeout, null);
-    }
-
-    /** @param tls for {@code https} URIs (a control plane's pinned trust); null: the JDK's default trust */
+    /** @param name thread name suffix ("registry"); @param tls for https (pinned trust), null: the JDK's default */
     public SmallHttpClient(String name, Duration connectTimeout, SslContext tls) {
         this.tls = tls;
         this.connectTimeout = connectTimeout;
@@ -268,9 +263,7 @@ public final class SmallHttpClient implements AutoCloseable {
 
         private void connect() {
             pooled = false;
-            if (StartupTrace.on()) {
-                StartupTrace.mark("http client: connecting for " + method + " " + requestTarget(uri));
-            }
+            StartupTrace.mark("http client: connecting for", method, uri);
             boolean https = "https".equalsIgnoreCase(uri.getScheme());
             SslContext ssl;
             try {
@@ -301,9 +294,6 @@ public final class SmallHttpClient implements AutoCloseable {
                             + " ms: " + host + ":" + port) : cause);
                 } else {
                     Channel ch = connecting.channel();
-                    if (StartupTrace.on()) {
-                        StartupTrace.mark("http client: connected for " + method + " " + requestTarget(uri));
-                    }
                     // Once per connection: a pooled connection the server closes leaves the pool when noticed.
                     ch.closeFuture().addListener(gone -> {
                         ArrayDeque<Channel> pool = idle.get(key(uri));
@@ -357,9 +347,7 @@ public final class SmallHttpClient implements AutoCloseable {
                     }
                     answered = true;
                     status = response.status().code();
-                    if (StartupTrace.on()) {
-                        StartupTrace.mark("http client: answer " + status + " to " + method + " " + requestTarget(uri));
-                    }
+                    StartupTrace.mark("http client: answer", status, "to", method, uri);
                     keepAlive = HttpUtil.isKeepAlive(response);
                     received = new ByteArrayOutputStream();
                 }

@@ -12,7 +12,8 @@ import java.util.TreeMap;
  * Where a sidecar's start goes, for issue 15's "ready in 300 ms": with {@code -Dweft.startup.trace=true} each phase
  * of the start prints one line to stderr, {@code weft startup: +123.4 ms (cpu 98 ms) PHASE}, the time since the
  * process started and the CPU the whole process had used by then (all threads, JIT included, from /proc).
- * docs/benchmarks.md ("issue 15: start-up") reads a start with it. Off, each mark is one read of a final static.
+ * docs/benchmarks.md ("issue 15: start-up") reads a start with it. Off, each mark is one read of a final static
+ * (and, for the form with parts, the array of its arguments).
  *
  * <p>The process start comes from {@code /proc/self/stat} (clock ticks since boot, 10 ms) and the clock from
  * {@code /proc/uptime}, both read once at the first mark, so the absolute figures carry up to 10 ms of error; the
@@ -53,6 +54,13 @@ public final class StartupTrace {
         }
         System.err.println(String.format(Locale.ROOT, "weft startup: +%.1f ms (cpu %d ms) %s", sinceStart,
                 cpuMillis(), phase));
+    }
+
+    /** {@link #mark} with {@code parts} joined by spaces, joined only when tracing is on. */
+    public static void mark(Object... parts) {
+        if (ON && !ended) {
+            mark(java.util.Arrays.stream(parts).map(String::valueOf).collect(java.util.stream.Collectors.joining(" ")));
+        }
     }
 
     /**

@@ -174,10 +174,7 @@ public final class WeftRegistry implements Registry {
         onEvents(() -> prepared = PreparedLease.take(this, ttl));
     }
 
-    /**
-     * The lease {@link #prepareRegistration} is taking or took for {@code ttlMillis}, handed over once (a second
-     * registration takes its own), or null. Event thread only.
-     */
+    /** The lease {@link #prepareRegistration} took for {@code ttlMillis}, handed over once, or null; event thread. */
     PreparedLease takePreparedLease(long ttlMillis) {
         PreparedLease p = prepared;
         prepared = null;

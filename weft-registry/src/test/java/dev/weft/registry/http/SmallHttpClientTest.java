@@ -71,7 +71,7 @@ class SmallHttpClientTest {
             exchange.close();
         });
         server.start();
-        client = new SmallHttpClient("test", Duration.ofSeconds(2));
+        client = new SmallHttpClient("test", Duration.ofSeconds(2), null);
     }
 
     @AfterEach
