@@ -32,10 +32,7 @@ class EmbeddedControlPlaneRegistryTest extends RegistryContractTest {
     void theRegistrationBindsTheLeaseTakenAhead() throws Exception {
         EmbeddedBackend b = (EmbeddedBackend) backend;
         Registry c = client();
-        c.prepareRegistration(TTL);
-        String ahead = await().atMost(Duration.ofSeconds(10)).until(b::leases, l -> l.size() == 1).getFirst().get("id")
-                .asText();
-        assertThat(b.leases().getFirst().get("endpoints")).isEmpty();
+        String ahead = leaseTakenAhead(c, b);
 
         registered(c.register(endpoint("ahead", "a1", 7001), TTL));
         List<JsonNode> leases = b.leases();
@@ -52,15 +49,21 @@ class EmbeddedControlPlaneRegistryTest extends RegistryContractTest {
     void aLeaseTakenAheadTooLongAgoIsGivenBack() throws Exception {
         EmbeddedBackend b = (EmbeddedBackend) backend;
         Registry c = client();
-        c.prepareRegistration(TTL);
-        String ahead = await().atMost(Duration.ofSeconds(10)).until(b::leases, l -> l.size() == 1).getFirst().get("id")
-                .asText();
+        String ahead = leaseTakenAhead(c, b);
         Thread.sleep(TTL.toMillis() / 3 + 200); // the app answers late: the lease is no longer fresh
 
         registered(c.register(endpoint("late", "l1", 7002), TTL));
         List<JsonNode> leases = await().atMost(Duration.ofSeconds(10)).until(b::leases,
                 l -> l.size() == 1 && !l.getFirst().get("id").asText().equals(ahead));
         assertThat(leases.getFirst().get("endpoints")).hasSize(1);
+    }
+
+    /** Prepares {@code c}'s registration and returns the lease it took, once the control plane holds it, bare. */
+    private static String leaseTakenAhead(Registry c, EmbeddedBackend b) throws Exception {
+        c.prepareRegistration(TTL);
+        List<JsonNode> leases = await().atMost(Duration.ofSeconds(10)).until(b::leases, l -> l.size() == 1);
+        assertThat(leases.getFirst().get("endpoints")).isEmpty(); // nothing for callers to see yet
+        return leases.getFirst().get("id").asText();
     }
 
     @Override
