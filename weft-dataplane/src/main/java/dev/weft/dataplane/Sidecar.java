@@ -9,7 +9,6 @@ import dev.weft.dataplane.collab.Collaborator;
 import dev.weft.dataplane.inbound.AppHealth;
 import dev.weft.dataplane.inbound.InboundServer;
 import dev.weft.dataplane.inbound.LocalApp;
-import dev.weft.registry.support.StartupTrace;
 import dev.weft.dataplane.mesh.MeshPool;
 import dev.weft.dataplane.metrics.SidecarMetrics;
 import dev.weft.dataplane.observe.CompositeObserver;
@@ -35,6 +34,7 @@ import dev.weft.registry.Registry;
 import dev.weft.registry.Watch;
 import dev.weft.registry.auth.ControlCredentials;
 import dev.weft.registry.auth.RequestSignature;
+import dev.weft.registry.support.StartupTrace;
 
 import java.net.InetSocketAddress;
 import java.util.Collections;

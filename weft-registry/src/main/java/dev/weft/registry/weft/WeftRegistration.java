@@ -1,8 +1,8 @@
 package dev.weft.registry.weft;
 
+import dev.weft.registry.support.Backoff;
 import dev.weft.registry.support.RegistrationStatus;
 import dev.weft.registry.support.StartupTrace;
-import dev.weft.registry.support.Backoff;
 
 import dev.weft.registry.Endpoint;
 import dev.weft.registry.Registration;
