@@ -22,7 +22,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A three-tier mesh on loopback for the dashboard tests, every part real and started in this JVM on ports the OS
@@ -40,7 +39,6 @@ final class DashboardMesh implements AutoCloseable {
     private final dev.weft.control.ca.CertificateAuthority ca;
     private final AtomicBoolean loading = new AtomicBoolean(true);
     private final List<Thread> clients = new ArrayList<>();
-    final AtomicLong answered = new AtomicLong();
     private final InetSocketAddress gateway;
 
     DashboardMesh() throws Exception {
@@ -96,9 +94,7 @@ final class DashboardMesh implements AutoCloseable {
                         .timeout(Duration.ofSeconds(5)).POST(HttpRequest.BodyPublishers.ofString("hello")).build();
                 while (loading.get()) {
                     try {
-                        if (http.send(req, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
-                            answered.incrementAndGet();
-                        }
+                        http.send(req, HttpResponse.BodyHandlers.discarding());
                         Thread.sleep(5);
                     } catch (InterruptedException e) {
                         return;

@@ -1,5 +1,6 @@
 package dev.weft.dataplane.observe;
 
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.HexFormat;
 
@@ -23,8 +24,12 @@ final class Hex {
         return HEX.toHexDigits(v);
     }
 
+    /** A 128-bit id's 32 digits: one array and one String, where two Strings and their concatenation were three. */
     static String of(long hi, long lo) {
-        return HEX.toHexDigits(hi) + HEX.toHexDigits(lo);
+        byte[] c = new byte[32];
+        write(hi, c, 0);
+        write(lo, c, 16);
+        return new String(c, StandardCharsets.ISO_8859_1);
     }
 
     /** Each Latin-1 char's hex value, or -1: a table, because random hex digits make a branch per char mispredict. */

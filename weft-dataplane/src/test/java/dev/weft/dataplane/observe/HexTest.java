@@ -32,4 +32,11 @@ class HexTest {
         assertThat(Hex.parse("abc", 1, 4, -1)).isEqualTo(-1);
         assertThat(Hex.isHex("abc", -1, 2)).isFalse();
     }
+
+    @Test
+    void aTraceIdIsItsTwoHalvesIn32LowerCaseDigits() {
+        assertThat(Hex.of(0x0123456789abcdefL, 0xfedcba9876543210L)).isEqualTo("0123456789abcdeffedcba9876543210");
+        assertThat(Hex.of(0, 1)).isEqualTo("00000000000000000000000000000001");
+        assertThat(Hex.of(-1L, 0)).isEqualTo("ffffffffffffffff0000000000000000");
+    }
 }
