@@ -5,9 +5,6 @@ import dev.weft.registry.Registry;
 import dev.weft.testing.HeldPort;
 import dev.weft.testing.LoopbackPorts;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import org.junit.jupiter.api.Test;
-
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -15,56 +12,11 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.awaitility.Awaitility.await;
 
 /** The registry contract against the embedded control plane, reached through {@code weft://} like the data plane does. */
 class EmbeddedControlPlaneRegistryTest extends RegistryContractTest {
-
-    /**
-     * A lease taken as the sidecar starts ({@link Registry#prepareRegistration}) carries no endpoint, so callers see
-     * nothing, and the registration binds its endpoint to that lease: one call where it took two.
-     */
-    @Test
-    void theRegistrationBindsTheLeaseTakenAhead() throws Exception {
-        EmbeddedBackend b = (EmbeddedBackend) backend;
-        Registry c = client();
-        String ahead = leaseTakenAhead(c, b);
-
-        registered(c.register(endpoint("ahead", "a1", 7001), TTL));
-        List<JsonNode> leases = b.leases();
-        assertThat(leases).hasSize(1);
-        assertThat(leases.getFirst().get("id").asText()).isEqualTo(ahead);
-        assertThat(leases.getFirst().get("endpoints")).hasSize(1);
-    }
-
-    /**
-     * One taken ahead longer ago than a third of its TTL is given back and the registration takes its own, so the
-     * lease it renews has all of its TTL ahead of it.
-     */
-    @Test
-    void aLeaseTakenAheadTooLongAgoIsGivenBack() throws Exception {
-        EmbeddedBackend b = (EmbeddedBackend) backend;
-        Registry c = client();
-        String ahead = leaseTakenAhead(c, b);
-        Thread.sleep(TTL.toMillis() / 3 + 200); // the app answers late: the lease is no longer fresh
-
-        registered(c.register(endpoint("late", "l1", 7002), TTL));
-        List<JsonNode> leases = await().atMost(Duration.ofSeconds(10)).until(b::leases,
-                l -> l.size() == 1 && !l.getFirst().get("id").asText().equals(ahead));
-        assertThat(leases.getFirst().get("endpoints")).hasSize(1);
-    }
-
-    /** Prepares {@code c}'s registration and returns the lease it took, once the control plane holds it, bare. */
-    private static String leaseTakenAhead(Registry c, EmbeddedBackend b) throws Exception {
-        c.prepareRegistration(TTL);
-        List<JsonNode> leases = await().atMost(Duration.ofSeconds(10)).until(b::leases, l -> l.size() == 1);
-        assertThat(leases.getFirst().get("endpoints")).isEmpty(); // nothing for callers to see yet
-        return leases.getFirst().get("id").asText();
-    }
 
     @Override
     protected Backend startBackend(Path dataDir) throws Exception {
@@ -117,13 +69,6 @@ class EmbeddedControlPlaneRegistryTest extends RegistryContractTest {
                         .DELETE().build(), HttpResponse.BodyHandlers.ofString());
                 assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
             }
-        }
-
-        /** Every lease the control plane holds, as {@code GET /v1/leases} lists them. */
-        List<JsonNode> leases() throws Exception {
-            List<JsonNode> all = new ArrayList<>();
-            ControlJson.MAPPER.readTree(get("/v1/leases")).get("leases").forEach(all::add);
-            return all;
         }
 
         private String get(String path) throws Exception {

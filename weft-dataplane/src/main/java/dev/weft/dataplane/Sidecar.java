@@ -144,9 +144,6 @@ public final class Sidecar implements AutoCloseable {
         // With nothing observed the data plane gets NOOP, so the overhead baseline really is zero work.
         observer = CompositeObserver.of(observability.isActive() ? observability : ExchangeObserver.NOOP, extraObserver);
         registry = Registries.open(config.registryUrl(), credentials);
-        // The lease now, while the ports are bound and the app starts: registering once the app answers is then one
-        // call (session 16: the lease was most of the time from the app's first answer to /ready).
-        registry.prepareRegistration(config.leaseTtl());
         StartupTrace.mark("registry client open");
         WmpLimits limits = WmpLimits.defaults();
         meshTls = new MeshTls(config.mtls(), identity);

@@ -19,15 +19,6 @@ public interface Registry extends AutoCloseable {
     Registration register(Endpoint endpoint, Duration ttl);
 
     /**
-     * Says that {@link #register} with this {@code ttl} will follow soon (a sidecar calls it as it starts, before its
-     * app answers), so that a backend may take ahead what registering needs and is not tied to the endpoint, such as
-     * a lease: registering then costs one call where it cost two, on the path to {@code /ready}. A backend that has
-     * nothing to take ignores it. What was taken and not used in time is given back or expires with its TTL.
-     */
-    default void prepareRegistration(Duration ttl) {
-    }
-
-    /**
      * Watches one service. The listener receives the complete current endpoint list (a snapshot, not a delta)
      * first when it is known, then after every change, pushed by the registry (no polling). While the registry is
      * unreachable the listener is not called, so callers keep using the last list they got.

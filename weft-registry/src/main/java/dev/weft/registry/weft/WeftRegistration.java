@@ -47,33 +47,14 @@ final class WeftRegistration implements Registration {
         this.endpoint = endpoint;
         this.ttlMillis = ttl.toMillis();
         this.interval = Duration.ofMillis(Math.max(1, ttlMillis / 3));
-        this.callTimeout = WeftRegistry.callTimeout(ttl);
+        // A renewal that takes longer than the lease is useless anyway.
+        this.callTimeout = ttl.compareTo(WeftRegistry.CALL_TIMEOUT) < 0 ? ttl : WeftRegistry.CALL_TIMEOUT;
         this.endpointPath = "/v1/services/" + WeftRegistry.segment(endpoint.service()) + "/endpoints/"
                 + WeftRegistry.segment(endpoint.id());
     }
 
-    /** Starts on the lease the sidecar took ahead when there is one ({@link WeftRegistry#prepareRegistration}). */
     void start() {
-        registry.onEvents(() -> {
-            PreparedLease prepared = registry.takePreparedLease(ttlMillis);
-            if (prepared == null) {
-                takeLease();
-                return;
-            }
-            prepared.whenGranted(registry, granted -> {
-                if (status.isStopped()) {
-                    if (granted != null) {
-                        registry.call("DELETE", "/v1/leases/" + WeftRegistry.segment(granted), null, callTimeout);
-                    }
-                } else if (granted == null) {
-                    takeLease();
-                } else {
-                    leaseId = granted;
-                    StartupTrace.mark("registration: lease taken ahead used");
-                    putEndpoint();
-                }
-            });
-        });
+        registry.onEvents(this::takeLease);
     }
 
     @Override
@@ -103,13 +84,13 @@ final class WeftRegistration implements Registration {
                 .whenCompleteAsync((reply, error) -> {
                     if (status.isStopped()) {
                         // Closed while the lease was being granted: give it back rather than let it linger.
-                        String granted = registry.grantedLease(reply);
+                        String granted = grantedLease(reply);
                         if (granted != null) {
                             registry.call("DELETE", "/v1/leases/" + granted, null, callTimeout);
                         }
                         return;
                     }
-                    String granted = registry.grantedLease(reply);
+                    String granted = grantedLease(reply);
                     if (granted == null) {
                         retry(this::takeLease);
                         return;
@@ -118,6 +99,18 @@ final class WeftRegistration implements Registration {
                     StartupTrace.mark("registration: lease granted");
                     putEndpoint();
                 }, registry.events());
+    }
+
+    private String grantedLease(WeftRegistry.Reply reply) {
+        if (reply == null || !reply.ok()) {
+            return null;
+        }
+        try {
+            return WeftRegistry.LeaseGrant.read(reply.body()).leaseId();
+        } catch (IOException e) {
+            registry.health.rejected("PUT /v1/leases: unreadable reply: " + e.getMessage());
+            return null;
+        }
     }
 
     private void putEndpoint() {

@@ -85,8 +85,6 @@ public final class WeftRegistry implements Registry {
     private final Map<String, ServiceStream> streams = new HashMap<>();
     private final Set<WeftRegistration> registrations = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
-    /** A lease taken ahead for the next registration ({@link #prepareRegistration}); event thread only. */
-    private PreparedLease prepared;
 
     /**
      * @param uri {@code weft://HOST[:PORT]}, or {@code weft+tls://HOST[:PORT]?ca=FILE|ca-pin=sha256:HEX} for a control
@@ -154,31 +152,16 @@ public final class WeftRegistry implements Registry {
     @Override
     public Registration register(Endpoint endpoint, Duration ttl) {
         Objects.requireNonNull(endpoint, "endpoint");
-        checkTtl(ttl);
+        Objects.requireNonNull(ttl, "ttl");
+        if (ttl.compareTo(MIN_TTL) < 0 || ttl.compareTo(MAX_TTL) > 0) {
+            throw new IllegalArgumentException("ttl out of range: " + ttl + " (expected " + MIN_TTL + ".." + MAX_TTL
+                    + "; default " + DEFAULT_TTL.toSeconds() + "s)");
+        }
         requireOpen();
         WeftRegistration registration = new WeftRegistration(this, endpoint, ttl);
         registrations.add(registration);
         registration.start();
         return registration;
-    }
-
-    /**
-     * Takes a lease now, for the registration a sidecar makes once its app answers (session 16: a start's lease call
-     * took a median of 117 ms of the 151 from the app's first answer to {@code /ready}, most of it waiting behind the
-     * start's other calls). A lease is not tied to an endpoint, so taking it early shows nothing to callers.
-     */
-    @Override
-    public void prepareRegistration(Duration ttl) {
-        checkTtl(ttl);
-        requireOpen();
-        onEvents(() -> prepared = PreparedLease.take(this, ttl));
-    }
-
-    /** The lease {@link #prepareRegistration} took for {@code ttlMillis}, handed over once, or null; event thread. */
-    PreparedLease takePreparedLease(long ttlMillis) {
-        PreparedLease p = prepared;
-        prepared = null;
-        return p != null && p.ttlMillis() == ttlMillis ? p : null;
     }
 
     @Override
@@ -257,32 +240,6 @@ public final class WeftRegistry implements Registry {
         // Called from a listener on the event thread, this does not wait: the queued tasks find `closed` set.
         events.shutdown();
         http.close();
-    }
-
-    /** The lease id a {@code PUT /v1/leases} granted, or null (refused, failed, or an unreadable answer). */
-    String grantedLease(Reply reply) {
-        if (reply == null || !reply.ok()) {
-            return null;
-        }
-        try {
-            return LeaseGrant.read(reply.body()).leaseId();
-        } catch (IOException e) {
-            health.rejected("PUT /v1/leases: unreadable reply: " + e.getMessage());
-            return null;
-        }
-    }
-
-    /** What a lease call may take: never longer than the lease itself, for a renewal later than it is useless. */
-    static Duration callTimeout(Duration ttl) {
-        return ttl.compareTo(CALL_TIMEOUT) < 0 ? ttl : CALL_TIMEOUT;
-    }
-
-    private static void checkTtl(Duration ttl) {
-        Objects.requireNonNull(ttl, "ttl");
-        if (ttl.compareTo(MIN_TTL) < 0 || ttl.compareTo(MAX_TTL) > 0) {
-            throw new IllegalArgumentException("ttl out of range: " + ttl + " (expected " + MIN_TTL + ".." + MAX_TTL
-                    + "; default " + DEFAULT_TTL.toSeconds() + "s)");
-        }
     }
 
     boolean isClosed() {
