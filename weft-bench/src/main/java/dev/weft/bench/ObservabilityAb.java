@@ -9,6 +9,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
 
 /**
  * {@code weft bench observability}: what observability costs the sidecars, priced on one warm topology by pausing it
@@ -125,15 +127,11 @@ final class ObservabilityAb {
 
     /** The windows of one thread count as pairs, in order. */
     static List<Pair> pairs(List<Window> windows) {
-        List<Pair> pairs = new ArrayList<>();
-        for (Window w : windows) {
-            if (!w.on()) {
-                continue;
-            }
-            windows.stream().filter(o -> !o.on() && o.pair() == w.pair()).findFirst()
-                    .ifPresent(off -> pairs.add(new Pair(w.pair(), w.row(), off.row())));
-        }
-        return pairs;
+        Map<Integer, BenchRow> on = new TreeMap<>();
+        Map<Integer, BenchRow> off = new TreeMap<>();
+        windows.forEach(w -> (w.on() ? on : off).put(w.pair(), w.row()));
+        return on.entrySet().stream().filter(e -> off.containsKey(e.getKey()))
+                .map(e -> new Pair(e.getKey(), e.getValue(), off.get(e.getKey()))).toList();
     }
 
     /** The report: per thread count, every pair and the medians, against the 5 % target. */
