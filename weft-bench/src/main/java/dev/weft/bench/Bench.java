@@ -267,7 +267,7 @@ public final class Bench {
                 .withOut(log)
                 .withDataPlane(dataPlane(run.plane(), settings.sidecarJvm(), run.threads()))
                 .withShape(hop ? Experiment.Shape.HOP : Experiment.Shape.MESH)
-                .withProviderDelay(hop ? Duration.ZERO : settings.providerDelay())
+                .withProviderDelay(settings.providerDelay())
                 .withProviderCapacities(settings.capacities())
                 .withGenerator(settings.generator());
     }

@@ -420,7 +420,7 @@ public final class Experiment implements AutoCloseable {
                 + " after " + (settle == null ? "" : "at most ") + Durations.format(warmup) + " warm-up");
         LoadGenerator.Settings load = new LoadGenerator.Settings(target, connections, duration, warmup,
                 settings.loadTimeout(), settings.loadThreads(),
-                settings.shape() == Shape.HOP ? Duration.ZERO : settings.providerDelay(), settings.out());
+                settings.providerDelay(), settings.out());
         WindowSampler sampler = new WindowSampler(topology, controlPid, http, this::say);
         try {
             LoadResult result = settings.generator().run(load, settle == null ? sampler : settle.around(sampler),
@@ -439,7 +439,7 @@ public final class Experiment implements AutoCloseable {
     public JitSettle.Outcome settleJit(int connections, Duration cap) throws InterruptedException {
         LoadGenerator.Settings step = new LoadGenerator.Settings(target(), connections, JitSettle.STEP, Duration.ZERO,
                 settings.loadTimeout(), settings.loadThreads(),
-                settings.shape() == Shape.HOP ? Duration.ZERO : settings.providerDelay(), null);
+                settings.providerDelay(), null);
         return JitSettle.run(JitSettle.Meter.of(topology.proxies()), cap,
                 () -> settings.generator().run(step, new LoadGenerator.PhaseListener() {}, runDir));
     }

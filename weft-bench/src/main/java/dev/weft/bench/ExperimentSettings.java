@@ -22,7 +22,8 @@ import java.util.function.Consumer;
  * @param keepLogs           keep the run directory after a clean run (it is always kept after a failure)
  * @param runDir             where the logs go; null for a new temporary directory
  * @param startTimeout       how long each process may take to become ready
- * @param providerDelay      each provider's simulated work (the paper: 50 ms)
+ * @param providerDelay      each provider's simulated work (the paper: 50 ms); none in the {@link Experiment.Shape#HOP}
+ *                           shape, whatever is given ({@link #providerDelay()})
  * @param providerCapacities each provider's limit, one per provider of {@link Experiment#PROVIDERS} (small,
  *                           medium, large): the requests it holds at once, also what its proxy enforces (a Weft sidecar
  *                           registers it as {@code --capacity}, a peer gets it as its per-server limit). The
@@ -78,6 +79,16 @@ public record ExperimentSettings(int connections, Duration duration, Duration wa
         if (!childHeap.matches("\\d+[kKmMgG]?")) {
             throw new IllegalArgumentException("invalid heap size '" + childHeap + "' (expected e.g. 256m or 1g)");
         }
+    }
+
+    /**
+     * Each provider's work, and what the load generator expects of it: none per hop, where the one backend answers
+     * at once so that the proxies are what the load measures. The one place the shape decides it, for the backend's
+     * start and every load alike.
+     */
+    @Override
+    public Duration providerDelay() {
+        return shape == Experiment.Shape.HOP ? Duration.ZERO : providerDelay;
     }
 
     /**

@@ -79,11 +79,14 @@ public final class ObservabilityCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
-        if (!shape.equals("mesh") && !shape.equals("hop")) {
+        Experiment.Shape kind;
+        try {
+            kind = Experiment.Shape.valueOf(shape.toUpperCase(java.util.Locale.ROOT));
+        } catch (IllegalArgumentException e) {
             System.err.println("bench observability: --shape must be mesh or hop (got '" + shape + "')");
             return 2;
         }
-        boolean hop = shape.equals("hop");
+        boolean hop = kind == Experiment.Shape.HOP;
         int connections = this.connections != null ? this.connections : hop ? 64 : 512;
         if (pairs < 1 || connections < 1 || window.isZero() || proxyThreads.isEmpty()
                 || proxyThreads.stream().anyMatch(t -> t < 1)) {
@@ -97,8 +100,7 @@ public final class ObservabilityCommand implements Callable<Integer> {
         Files.createDirectories(dir);
         String when = Instant.now().truncatedTo(ChronoUnit.SECONDS).toString();
         String machine = ProcStats.machineDescription();
-        ObservabilityAb.Settings ab = new ObservabilityAb.Settings(hop ? Experiment.Shape.HOP : Experiment.Shape.MESH,
-                connections, pairs, window, gap, jitSettle);
+        ObservabilityAb.Settings ab = new ObservabilityAb.Settings(kind, connections, pairs, window, gap, jitSettle);
         List<List<ObservabilityAb.Window>> byThreads = new ArrayList<>();
         for (int threads : proxyThreads) {
             ExperimentSettings settings = ExperimentSettings.defaults()
@@ -106,9 +108,8 @@ public final class ObservabilityCommand implements Callable<Integer> {
                     .withDuration(window)
                     .withKeepLogs(keepLogs)
                     .withRunDir(dir.resolve("logs").resolve("t" + threads).toAbsolutePath())
-                    .withShape(ab.shape())
-                    // Per hop, the backend answers at once: the pair itself is what saturates the machine.
-                    .withProviderDelay(hop ? Duration.ZERO : providerDelay)
+                    .withShape(kind)
+                    .withProviderDelay(providerDelay)
                     .withProviderCapacities(capacities)
                     .withGenerator(load)
                     .withDataPlane(new WeftDataPlane("weft", "event-loop", null, SidecarJvm.options())

@@ -4,9 +4,11 @@ import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.stream.Collectors;
 
 /**
  * Where a sidecar's start goes, for issue 15's "ready in 300 ms": with {@code -Dweft.startup.trace=true} each phase
@@ -59,7 +61,7 @@ public final class StartupTrace {
     /** {@link #mark} with {@code parts} joined by spaces, joined only when tracing is on. */
     public static void mark(Object... parts) {
         if (ON && !ended) {
-            mark(java.util.Arrays.stream(parts).map(String::valueOf).collect(java.util.stream.Collectors.joining(" ")));
+            mark(Arrays.stream(parts).map(String::valueOf).collect(Collectors.joining(" ")));
         }
     }
 
