@@ -55,6 +55,8 @@ public final class WmpFrameDecoder extends ByteToMessageDecoder {
      */
     private final WmpHeaders.Spares spares = new WmpHeaders.Spares(8);
     private int blockEnd;
+    /** The REQUEST being read's trace context, when its traceparent field was taken as numbers; else null. */
+    private Traceparent traceparent;
 
     public WmpFrameDecoder(WmpLimits limits, WmpCodecMetrics metrics) {
         this.limits = Objects.requireNonNull(limits, "limits");
@@ -216,13 +218,15 @@ public final class WmpFrameDecoder extends ByteToMessageDecoder {
                 String method = code == WmpWire.METHOD_LITERAL ? readMethod(in, streamId) : WmpWire.methodName(code);
                 String authority = readString(in, "authority");
                 String path = readString(in, "path");
-                WmpHeaders headers = readHeaders(in, streamId);
+                traceparent = null;
+                WmpHeaders headers = readHeaders(in, streamId, true);
                 in.readerIndex(blockEnd);
                 lastPeerStreamId = Math.max(lastPeerStreamId, streamId);
-                yield new WmpRequest(streamId, endStream, method, authority, path, headers, readBody(in, bodyLength));
+                yield new WmpRequest(streamId, endStream, method, authority, path, headers, readBody(in, bodyLength),
+                        traceparent);
             }
             case RESPONSE -> {
-                WmpHeaders headers = readHeaders(in, streamId);
+                WmpHeaders headers = readHeaders(in, streamId, false);
                 in.readerIndex(blockEnd);
                 yield new WmpResponse(streamId, endStream, code, headers, readBody(in, bodyLength));
             }
@@ -269,11 +273,17 @@ public final class WmpFrameDecoder extends ByteToMessageDecoder {
         return method;
     }
 
-    private WmpHeaders readHeaders(ByteBuf in, int streamId) {
+    /**
+     * @param request whether a {@code traceparent} may be taken as numbers ({@link #traceparent}): the first one, in
+     *                exactly {@link Traceparent}'s form, when no other came before it. A second one after it puts
+     *                the first back among the fields as text, where it stood, so that the list is as sent.
+     */
+    private WmpHeaders readHeaders(ByteBuf in, int streamId, boolean request) {
         // Room for a usual head at once: growing from empty copied the list twice per frame (JFR).
         WmpHeaders headers = spares.take(Math.min(8, limits.maxHeaderFields()));
+        int traceAt = -1; // where the numbers' field stood; -2 once a traceparent stays text
         while (cursor < blockEnd) {
-            if (headers.size() == limits.maxHeaderFields()) {
+            if (headers.size() + (traceparent == null ? 0 : 1) == limits.maxHeaderFields()) {
                 throw new Rejected(WmpDecodeError.TOO_MANY_HEADERS, "more than " + limits.maxHeaderFields()
                         + " header fields on stream " + streamId);
             }
@@ -287,6 +297,13 @@ public final class WmpFrameDecoder extends ByteToMessageDecoder {
                 // Table strings are shared: a fully indexed field allocates nothing.
                 headers.add(WmpStaticTable.name(index), WmpStaticTable.value(index));
             } else if (b != 0) {
+                if (index == WmpStaticTable.TRACEPARENT && request) {
+                    if (traceAt == -1 && takeTraceparent(in)) {
+                        traceAt = headers.size();
+                        continue;
+                    }
+                    traceAt = textTraceparent(headers, traceAt);
+                }
                 headers.add(WmpStaticTable.name(index), readString(in, "header value",
                         !WmpStaticTable.perRequestValue(index)));
             } else {
@@ -303,10 +320,37 @@ public final class WmpFrameDecoder extends ByteToMessageDecoder {
                                 + "' on stream " + streamId + " is not lower case");
                     }
                 }
+                if (request && name.equals(Traceparent.NAME)) {
+                    traceAt = textTraceparent(headers, traceAt);
+                }
                 headers.add(name, readString(in, "header value"));
             }
         }
         return headers;
+    }
+
+    /** Takes the value at the cursor as {@link #traceparent} if it is exactly {@link Traceparent}'s form. */
+    private boolean takeTraceparent(ByteBuf in) {
+        int at = cursor + 1; // a length of 55 is one varint byte
+        if (at + Traceparent.LENGTH > blockEnd || in.getUnsignedByte(cursor) != Traceparent.LENGTH) {
+            return false;
+        }
+        Traceparent t = Traceparent.read(in, at);
+        if (t == null) {
+            return false;
+        }
+        traceparent = t;
+        cursor = at + Traceparent.LENGTH;
+        return true;
+    }
+
+    /** A traceparent that stays text: one taken as numbers before it goes back among the fields, where it stood. */
+    private int textTraceparent(WmpHeaders headers, int traceAt) {
+        if (traceAt >= 0) {
+            headers.insert(traceAt, Traceparent.NAME, traceparent.toString());
+            traceparent = null;
+        }
+        return -2;
     }
 
     private String readString(ByteBuf in, String what) {

@@ -29,6 +29,8 @@ import java.util.Objects;
 @Sharable
 public final class WmpFrameEncoder extends MessageToMessageEncoder<WmpFrame> {
     private static final byte[] NO_BYTES = new byte[0];
+    /** A request's {@link Traceparent} as a field: index byte, length byte (55 fits in one), value. */
+    private static final int TRACEPARENT_FIELD = 2 + Traceparent.LENGTH;
     /** Bodies up to this size are copied into the head's buffer; larger ones are written as they are. */
     static final int COPY_BODY_LIMIT = 512;
 
@@ -129,7 +131,8 @@ public final class WmpFrameEncoder extends MessageToMessageEncoder<WmpFrame> {
             case WmpRequest r -> {
                 int method = WmpWire.methodCode(r.method());
                 int block = (method == WmpWire.METHOD_LITERAL ? stringSize(r.method()) : 0)
-                        + stringSize(r.authority()) + stringSize(r.path()) + headersSize(r.headers());
+                        + stringSize(r.authority()) + stringSize(r.path()) + headersSize(r.headers())
+                        + (r.traceparent() == null ? 0 : TRACEPARENT_FIELD);
                 yield WmpWire.HEAD_LENGTH + block + bodyLength(r.body());
             }
             case WmpResponse r -> WmpWire.HEAD_LENGTH + headersSize(r.headers()) + bodyLength(r.body());
@@ -160,7 +163,8 @@ public final class WmpFrameEncoder extends MessageToMessageEncoder<WmpFrame> {
         }
         int methodCode = WmpWire.methodCode(method);
         int estimate = WmpWire.HEAD_LENGTH + authority.length() + path.length() + 4 + estimateSize(r.headers())
-                + (methodCode == WmpWire.METHOD_LITERAL ? method.length() + 2 : 0);
+                + (methodCode == WmpWire.METHOD_LITERAL ? method.length() + 2 : 0)
+                + (r.traceparent() == null ? 0 : TRACEPARENT_FIELD);
         ByteBuf b = alloc.ioBuffer(estimate);
         try {
             writeHead(b, WmpFrameType.REQUEST, flags(r.endStream()), r.streamId(), methodCode, 0,
@@ -171,6 +175,13 @@ public final class WmpFrameEncoder extends MessageToMessageEncoder<WmpFrame> {
             writeString(b, authority);
             writeString(b, path);
             writeHeaders(b, r.headers());
+            Traceparent tp = r.traceparent();
+            if (tp != null) {
+                // The same bytes as a traceparent field sent as text: the name's table entry, the length, the
+                // value, written from the numbers with no String made.
+                b.writeByte(WmpStaticTable.TRACEPARENT).writeByte(Traceparent.LENGTH);
+                tp.write(b);
+            }
             return setHeaderBlockLength(b, r.streamId());
         } catch (RuntimeException e) {
             b.release();

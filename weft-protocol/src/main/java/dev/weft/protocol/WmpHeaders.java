@@ -34,6 +34,18 @@ public final class WmpHeaders {
         return this;
     }
 
+    /** Puts a field at {@code index} (0..size); those from there move down one place. The name must be lower case. */
+    public WmpHeaders insert(int index, String name, String value) {
+        if (index < 0 || index > size) {
+            throw new IndexOutOfBoundsException("header index " + index + " (size " + size + ")");
+        }
+        add(name, value);
+        System.arraycopy(fields, index * 2, fields, index * 2 + 2, (size - 1 - index) * 2);
+        fields[index * 2] = name;
+        fields[index * 2 + 1] = value;
+        return this;
+    }
+
     public int size() {
         return size;
     }

@@ -123,6 +123,9 @@ public final class WmpStaticTable {
         e(97, "idempotency-key", "");
     }
 
+    /** The entry a {@code traceparent} is sent under: its name, the value a string (see {@link Traceparent}). */
+    static final int TRACEPARENT = 34;
+
     /** Name to the indexes of its entries, lowest first; the lowest is the one used for "name only". */
     private static final Map<String, int[]> BY_NAME = buildNameIndex();
 

@@ -15,6 +15,16 @@ class WmpHeadersTest {
     }
 
     @Test
+    void insertPutsAFieldAtItsPlaceAndMovesTheRestDown() {
+        WmpHeaders h = new WmpHeaders().add("a", "1").add("c", "3");
+        h.insert(1, "b", "2").insert(0, "z", "0").insert(4, "d", "4");
+        assertThat(h).isEqualTo(new WmpHeaders().add("z", "0").add("a", "1").add("b", "2").add("c", "3").add("d", "4"));
+        assertThat(new WmpHeaders().insert(0, "x", "y")).isEqualTo(new WmpHeaders().add("x", "y"));
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> h.insert(6, "e", "5"))
+                .isInstanceOf(IndexOutOfBoundsException.class);
+    }
+
+    @Test
     void setReplacesTheFirstFieldWhereItStandsAndDropsTheLaterOnes() {
         WmpHeaders h = list("a", "1", "b", "2", "a", "3", "c", "4", "a", "5");
         h.set("a", "x");

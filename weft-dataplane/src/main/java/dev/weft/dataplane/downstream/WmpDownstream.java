@@ -81,6 +81,7 @@ public final class WmpDownstream implements Downstream, MeshStream.Listener {
 
     private void start(PolicyStack stack, WmpRequest r, String peer, PeerIdentity caller) {
         RequestHead head = new RequestHead(r.method(), r.authority(), r.path(), r.headers());
+        head.traceparent(r.traceparent());
         if (caller != null) {
             // Before the exchange opens: every phase, the trace and the app read the one verified caller.
             head.fields().set(Deadlines.CALLER_HEADER, caller.service());

@@ -1,6 +1,7 @@
 package dev.weft.dataplane.http;
 
 import dev.weft.protocol.Bytes;
+import dev.weft.protocol.Traceparent;
 import dev.weft.protocol.WmpHeaders;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -65,8 +66,9 @@ public final class Http1Writer {
      * A request: {@code METHOD SP target SP HTTP/1.1}, {@code host: authority} (none when {@code authority} is
      * null), each of {@code fields}, a blank line, then {@code body} if given.
      *
-     * @param head      supplies the method and the target ({@link RequestHead#path()}); its own authority and fields
-     *                  are not used, so that a filtered copy can be passed beside it
+     * @param head      supplies the method, the target ({@link RequestHead#path()}) and the trace context held as
+     *                  numbers ({@link RequestHead#traceparent()}, written after the fields); its own authority and
+     *                  fields are not used, so that a filtered copy can be passed beside it
      * @param fields    the fields to send, in order, framing included (no {@code host}: it comes from authority)
      * @param body      a whole body to write after the head, or null; up to {@link #COPY_LIMIT} bytes it is copied
      *                  behind the head, a larger one becomes the second component of a composite (no copy)
@@ -80,9 +82,10 @@ public final class Http1Writer {
         try {
             String method = head.method();
             String target = head.path();
+            Traceparent tp = head.traceparent();
             int size = checkToken(method, "method") + 1 + checkTarget(target) + 1 + HTTP_1_1.length + 2
                     + (authority == null ? 0 : HOST_COLON_SP.length + checkAuthority(authority) + 2)
-                    + checkFields(fields) + 2;
+                    + checkFields(fields) + (tp == null ? 0 : Traceparent.LINE_LENGTH) + 2;
             for (int i = 0; i < fields.size(); i++) {
                 if (fields.name(i).equalsIgnoreCase("host")) {
                     // A second Host would let the app and this hop route the request two ways.
@@ -106,7 +109,7 @@ public final class Http1Writer {
                 ByteBufUtil.writeAscii(out, authority);
                 out.writeShort(CRLF);
             }
-            return finish(alloc, out, fields, body);
+            return finish(alloc, out, fields, tp, body);
         } catch (RuntimeException e) {
             release(body);
             throw e;
@@ -139,7 +142,7 @@ public final class Http1Writer {
             byte[] line = STATUS_LINES[status];
             ByteBuf out = alloc.directBuffer(line.length + checkFields(head.fields()) + 2 + smallBody(body));
             out.writeBytes(line);
-            return finish(alloc, out, head.fields(), body);
+            return finish(alloc, out, head.fields(), null, body);
         } catch (RuntimeException e) {
             release(body);
             throw e;
@@ -195,10 +198,17 @@ public final class Http1Writer {
         out.writeShort(CRLF);
     }
 
-    /** Writes the fields and the blank line behind the start line in {@code out}, then the body. */
-    private static ByteBuf finish(ByteBufAllocator alloc, ByteBuf out, WmpHeaders fields, ByteBuf body) {
+    /**
+     * Writes the fields, the trace context if any (made from numbers here, so nothing to check), and the blank line
+     * behind the start line in {@code out}, then the body.
+     */
+    private static ByteBuf finish(ByteBufAllocator alloc, ByteBuf out, WmpHeaders fields, Traceparent tp,
+                                  ByteBuf body) {
         for (int i = 0; i < fields.size(); i++) {
             writeField(out, fields.name(i), fields.value(i));
+        }
+        if (tp != null) {
+            tp.writeLine(out);
         }
         out.writeShort(CRLF);
         if (body == null) {

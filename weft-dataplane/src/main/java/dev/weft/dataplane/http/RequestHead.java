@@ -1,6 +1,7 @@
 package dev.weft.dataplane.http;
 
 import dev.weft.dataplane.observe.HeaderAccess;
+import dev.weft.protocol.Traceparent;
 import dev.weft.protocol.WmpHeaders;
 
 /**
@@ -12,6 +13,10 @@ import dev.weft.protocol.WmpHeaders;
  * so that the forwarding rules ({@link ProxyHeaders}) can see them; those rules then edit the list in place, before
  * the first attempt is sent, and the next hop's codec rebuilds its own framing.
  *
+ * <p>The trace context may be held as numbers ({@link #traceparent()}), as observability writes it and the WMP
+ * decoder reads it: it is then the request's {@code traceparent}, and the codecs write it as that field after the
+ * others. {@link #get} and {@link #set} see it under that name as text.
+ *
  * <p>Thread: one Worker loop at a time; not thread safe.
  */
 public final class RequestHead implements HeaderAccess {
@@ -22,6 +27,7 @@ public final class RequestHead implements HeaderAccess {
     private boolean keepAlive = true;
     private boolean expectContinue;
     private boolean forwarded;
+    private Traceparent traceparent;
 
     /**
      * @param method    the method token as received (case sensitive, RFC 9110 §9.1)
@@ -59,16 +65,35 @@ public final class RequestHead implements HeaderAccess {
         return fields;
     }
 
-    /** First value of a field ({@code lowerName} lower case), or null. */
+    /** First value of a field ({@code lowerName} lower case), or null; a trace context held as numbers is first. */
     @Override
     public String get(String lowerName) {
+        if (traceparent != null && lowerName.equals(Traceparent.NAME)) {
+            return traceparent.toString();
+        }
         return fields.get(lowerName);
     }
 
-    /** Replaces every value of a field with one ({@code lowerName} lower case). */
+    /** Replaces every value of a field with one ({@code lowerName} lower case), the numbers' traceparent too. */
     @Override
     public void set(String lowerName, String value) {
+        if (lowerName.equals(Traceparent.NAME)) {
+            traceparent = null;
+        }
         fields.set(lowerName, value);
+    }
+
+    /** The trace context held as numbers, or null: the codecs write it as the {@code traceparent} field. */
+    @Override
+    public Traceparent traceparent() {
+        return traceparent;
+    }
+
+    /** Holds {@code t} (or none, for null) as the request's {@code traceparent}; the caller drops any such field. */
+    @Override
+    public boolean traceparent(Traceparent t) {
+        traceparent = t;
+        return true;
     }
 
     /** HTTP/1.1 only: whether the client's connection stays open after the answer (false for Connection: close). */
@@ -115,6 +140,7 @@ public final class RequestHead implements HeaderAccess {
 
     @Override
     public String toString() {
-        return method + " " + path + " (authority " + authority + ") " + fields;
+        return method + " " + path + " (authority " + authority + ") " + fields
+                + (traceparent == null ? "" : " traceparent " + traceparent);
     }
 }

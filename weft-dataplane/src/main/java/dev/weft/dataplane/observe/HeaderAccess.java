@@ -1,5 +1,6 @@
 package dev.weft.dataplane.observe;
 
+import dev.weft.protocol.Traceparent;
 import dev.weft.protocol.WmpHeaders;
 
 /**
@@ -19,5 +20,21 @@ public interface HeaderAccess {
      */
     default WmpHeaders fields() {
         return null;
+    }
+
+    /**
+     * The request's {@code traceparent} when it is held as numbers beside the fields (Weft's request head: the
+     * codecs write it as the field), else null; it then counts as the first {@code traceparent}, before any field.
+     */
+    default Traceparent traceparent() {
+        return null;
+    }
+
+    /**
+     * Holds {@code t} as the request's {@code traceparent} beside the fields, if these headers can (the caller then
+     * removes any {@code traceparent} field); false if not, and the caller sets the field as text.
+     */
+    default boolean traceparent(Traceparent t) {
+        return false;
     }
 }

@@ -1,6 +1,7 @@
 package dev.weft.dataplane.observe;
 
 import dev.weft.dataplane.observe.ObservabilityConfig.Propagation;
+import dev.weft.protocol.Traceparent;
 import dev.weft.protocol.WmpHeaders;
 
 import java.nio.charset.StandardCharsets;
@@ -34,8 +35,10 @@ final class TracePropagation {
     private static final int SEEN_W3C = 1;
     private static final int SEEN_B3 = 2;
     private static final int SEEN_B3MULTI = 4;
-    /** Where {@link #extract} puts one more than the only traceparent's index. */
-    private static final int AT_SHIFT = 3;
+    /** A {@code traceparent} among the fields as text (besides, or instead of, one held as numbers). */
+    private static final int W3C_FIELD = 8;
+    /** Where {@link #extract} puts one more than the only traceparent field's index. */
+    private static final int AT_SHIFT = 4;
 
     private final boolean writeW3c;
     private final boolean writeB3;
@@ -87,6 +90,7 @@ final class TracePropagation {
         String b3Sampled;
         String b3Flags;
         int tpAt = -1;
+        int seen = 0;
         WmpHeaders f = h.fields();
         if (f != null) {
             // One walk over the fields for every name, where a get per name walked them six times (JFR: the walks
@@ -130,6 +134,9 @@ final class TracePropagation {
             if (tps > 1) {
                 tpAt = -1; // set() replaces the first and drops the others
             }
+            if (tps > 0) {
+                seen = W3C_FIELD;
+            }
         } else {
             tp = h.get(TRACEPARENT);
             b3 = h.get(B3);
@@ -138,9 +145,16 @@ final class TracePropagation {
             b3Sampled = h.get(B3_SAMPLED);
             b3Flags = h.get(B3_FLAGS);
         }
-        int seen = 0;
         x.sampled = UNDECIDED;
-        if (tp != null) {
+        Traceparent held = h.traceparent();
+        if (held != null) {
+            // Read strictly where it arrived (the WMP decoder): the first traceparent, valid, nothing to parse.
+            seen |= SEEN_W3C;
+            x.traceHi = held.traceHi();
+            x.traceLo = held.traceLo();
+            x.parentId = held.parentId();
+            x.sampled = held.sampled() ? SAMPLED : NOT_SAMPLED;
+        } else if (tp != null) {
             seen |= SEEN_W3C;
             parseTraceparent(tp, x);
         }
@@ -261,14 +275,19 @@ final class TracePropagation {
     private void inject(HeaderAccess h, ObservedExchange x, int seen) {
         boolean sampled = x.sampled == SAMPLED;
         if (writeW3c || (seen & SEEN_W3C) != 0) {
-            // Every exchange Observability starts has its Worker's bytes; a record made by hand (a test) has none.
-            String tp = traceparent(x.worker != null ? x.worker.traceparent : new byte[55], x.traceHi, x.traceLo,
-                    x.spanId, sampled);
+            Traceparent next = new Traceparent(x.traceHi, x.traceLo, x.spanId, sampled ? 1 : 0);
             int at = (seen >>> AT_SHIFT) - 1;
-            if (at >= 0) {
-                h.fields().value(at, tp); // where the caller's stood: no second walk to find it
+            if (h.traceparent(next)) {
+                // Held as numbers, written as the field by the codecs: no String, no check or parse at the next hop.
+                if (at >= 0) {
+                    h.fields().removeAt(at); // the caller's field, found by the walk: no second walk
+                } else if ((seen & W3C_FIELD) != 0) {
+                    h.fields().remove(TRACEPARENT);
+                }
+            } else if (at >= 0) {
+                h.fields().value(at, next.toString()); // where the caller's stood
             } else {
-                h.set(TRACEPARENT, tp);
+                h.set(TRACEPARENT, next.toString());
             }
         }
         if (writeB3 || (seen & SEEN_B3) != 0) {
@@ -282,27 +301,6 @@ final class TracePropagation {
             }
             h.set(B3_SAMPLED, sampled ? "1" : "0");
         }
-    }
-
-    /**
-     * Built as Latin-1 bytes (a String made from a char[] would first compress the chars into a second array) in a
-     * buffer of the Worker's own: a String copies the bytes it is made from, so a new array per request would be a
-     * second copy, 72 bytes more on every request (ObservabilityBenchmark, {@code -prof gc}).
-     *
-     * @param c 55 bytes of the calling thread's own ({@link WorkerCells#traceparent}), written over
-     */
-    static String traceparent(byte[] c, long hi, long lo, long span, boolean sampled) {
-        c[0] = '0';
-        c[1] = '0';
-        c[2] = '-';
-        Hex.write(hi, c, 3);
-        Hex.write(lo, c, 19);
-        c[35] = '-';
-        Hex.write(span, c, 36);
-        c[52] = '-';
-        c[53] = '0';
-        c[54] = (byte) (sampled ? '1' : '0');
-        return new String(c, StandardCharsets.ISO_8859_1);
     }
 
     /** 64-bit trace ids stay 64-bit in B3, so B3-only tracers see the id they sent. */

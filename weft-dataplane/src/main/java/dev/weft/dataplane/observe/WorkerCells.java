@@ -26,8 +26,7 @@ import io.netty.util.concurrent.FastThreadLocal;
  *       trace only while it is not finished, so after that task nothing reaches the record for its old exchange;</li>
  *   <li>this Worker's cell of {@link Observability}'s counters;</li>
  *   <li>the route metrics cell it recorded into last, with its key: a sidecar's Worker sends most of its exchanges
- *       to the same destination and route, so one entry spares both map look-ups;</li>
- *   <li>the bytes a {@code traceparent} is built in.</li>
+ *       to the same destination and route, so one entry spares both map look-ups.</li>
  * </ul>
  * A thread that runs no event loop (a test's, a benchmark's) keeps no records; a thread that shares a cell
  * ({@link PerThread#isShared}: a virtual thread) writes through the {@link PerThread}, under its monitor.
@@ -44,8 +43,6 @@ final class WorkerCells {
     private final PerThread<long[]> allCounts;
     /** This thread's own cell of {@code allCounts}, or null when it shares one. */
     private final long[] counts;
-    /** {@code traceparent}'s bytes: a String copies the bytes it is made from, so they need not be new. */
-    final byte[] traceparent = new byte[55];
 
     private RouteMetrics.Stats lastStats;
     private long[] lastCell;

@@ -14,6 +14,7 @@ import dev.weft.protocol.WmpData;
 import dev.weft.protocol.WmpError;
 import dev.weft.protocol.WmpFrame;
 import dev.weft.protocol.WmpFrameEncoder;
+import dev.weft.protocol.Traceparent;
 import dev.weft.protocol.WmpHeaders;
 import dev.weft.protocol.WmpLimits;
 import dev.weft.protocol.WmpRequest;
@@ -101,8 +102,8 @@ public final class WmpUpstream implements Upstream {
             toHead = head.isHead();
             stream = session.openStream();
             stream.listener(this);
-            stream.sendHead(new WmpRequest(stream.id(), endStream, head.method(), authority, head.path(), fields, body),
-                    body.readableBytes(), endStream);
+            stream.sendHead(new WmpRequest(stream.id(), endStream, head.method(), authority, head.path(), fields, body,
+                    head.traceparent()), body.readableBytes(), endStream);
         }
 
         /**
@@ -113,16 +114,19 @@ public final class WmpUpstream implements Upstream {
         private void checkFits(RequestHead head, String authority, WmpHeaders f, ByteBuf body) throws ExchangeError {
             // An upper bound (a char is at most 3 bytes of UTF-8, a length at most 3 bytes): only past it is the exact
             // size worth walking the fields for, which the usual head never is.
-            int roughBlock = 3 * (head.path().length() + authority.length()) + 16;
+            Traceparent tp = head.traceparent();
+            int fields = f.size() + (tp == null ? 0 : 1);
+            int roughBlock = 3 * (head.path().length() + authority.length()) + 16
+                    + (tp == null ? 0 : Traceparent.LENGTH + 2);
             for (int i = 0; i < f.size(); i++) {
                 roughBlock += 3 * (f.name(i).length() + f.value(i).length()) + 6;
             }
             int block = roughBlock <= limits.maxHeaderBlockBytes() ? 0 : WmpFrameEncoder.headerBlockSize(
-                    new WmpRequest(0, false, head.method(), authority, head.path(), f, body));
-            if (f.size() > limits.maxHeaderFields() || block > limits.maxHeaderBlockBytes()) {
+                    new WmpRequest(0, false, head.method(), authority, head.path(), f, body, tp));
+            if (fields > limits.maxHeaderFields() || block > limits.maxHeaderBlockBytes()) {
                 body.release();
                 throw new ExchangeError(431, "headers-too-large", "request headers too large for the mesh link: "
-                        + f.size() + " fields in " + (block > 0 ? block + " bytes" : "under " + roughBlock + " bytes")
+                        + fields + " fields in " + (block > 0 ? block + " bytes" : "under " + roughBlock + " bytes")
                         + " (expected at most "
                         + limits.maxHeaderFields() + " fields and " + limits.maxHeaderBlockBytes() + " bytes, "
                         + "with the fields the mesh adds)", true);

@@ -1,5 +1,6 @@
 package dev.weft.dataplane.http;
 
+import dev.weft.protocol.Traceparent;
 import dev.weft.protocol.WmpHeaders;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
@@ -138,6 +139,16 @@ class Http1WriterTest {
         assertThat(out.get(2)).isSameAs(Http1Messages.END);
         release(out);
         assertThat(ch.finish()).isFalse();
+    }
+
+    @Test
+    void aTraceContextHeldAsNumbersIsWrittenAsItsFieldAfterTheOthers() {
+        RequestHead head = new RequestHead("GET", "provider", "/", fields("accept", "*/*"));
+        head.traceparent(new Traceparent(0x4bf92f3577b34da6L, 0xa3ce929d0e0e4736L, 0x00f067aa0ba902b7L, 1));
+        ByteBuf wire = Http1Writer.request(ByteBufAllocator.DEFAULT, head, bytes(""));
+        assertThat(wire.toString(StandardCharsets.ISO_8859_1)).isEqualTo("GET / HTTP/1.1\r\nhost: provider\r\n"
+                + "accept: */*\r\ntraceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n\r\n");
+        wire.release();
     }
 
     @Test
