@@ -14,6 +14,11 @@ public final class WmpHeaders {
     private int size;
     /** The decoder's spares this list goes back to when {@link #recycle}d; null for a list made by hand. */
     private Spares home;
+    /**
+     * Bit i: field i (i under 64) was vetted ({@link #markVetted}) and has not been replaced since; the bits move
+     * with the fields when one is removed or inserted before them.
+     */
+    private long vetted;
 
     public WmpHeaders() {
         this.fields = EMPTY;
@@ -43,6 +48,7 @@ public final class WmpHeaders {
         System.arraycopy(fields, index * 2, fields, index * 2 + 2, (size - 1 - index) * 2);
         fields[index * 2] = name;
         fields[index * 2 + 1] = value;
+        vetted = (vetted & below(index)) | ((vetted & ~below(index)) << 1);
         return this;
     }
 
@@ -58,9 +64,34 @@ public final class WmpHeaders {
         return fields[checkIndex(index) * 2 + 1];
     }
 
-    /** Replaces the value of the field at {@code index}, keeping its name and place. */
+    /** Replaces the value of the field at {@code index}, keeping its name and place (no longer vetted). */
     public void value(int index, String value) {
         fields[checkIndex(index) * 2 + 1] = value;
+        vetted &= ~bit(index);
+    }
+
+    /**
+     * Records that every field now in the list passed a receiver's allow-list for an HTTP/1.1 head (the WMP
+     * boundary's: a lower-case token, field-content), so that a writer need not scan them again: {@link #vetted}
+     * says so for each until it is replaced or the list is recycled. Fields added later are not vetted.
+     */
+    public void markVetted() {
+        vetted = size >= Long.SIZE ? -1L : (1L << size) - 1;
+    }
+
+    /** Whether field {@code index} is one {@link #markVetted} covered and nothing has replaced since. */
+    public boolean vetted(int index) {
+        return (vetted & bit(index)) != 0;
+    }
+
+    /** Field {@code index}'s bit, or none for an index past the 64 that are tracked. */
+    private static long bit(int index) {
+        return index < Long.SIZE ? 1L << index : 0;
+    }
+
+    /** The bits of the fields before {@code index}. */
+    private static long below(int index) {
+        return index >= Long.SIZE ? -1L : (1L << index) - 1;
     }
 
     /**
@@ -73,6 +104,7 @@ public final class WmpHeaders {
             return add(name, value);
         }
         fields[first * 2 + 1] = value;
+        vetted &= ~bit(first);
         removeFrom(first + 1, name);
         return this;
     }
@@ -90,6 +122,7 @@ public final class WmpHeaders {
     public WmpHeaders removeAt(int index) {
         checkIndex(index);
         System.arraycopy(fields, index * 2 + 2, fields, index * 2, (size - index - 1) * 2);
+        vetted = (vetted & below(index)) | ((vetted >>> 1) & ~below(index));
         size--;
         fields[size * 2] = null;
         fields[size * 2 + 1] = null;
@@ -104,13 +137,18 @@ public final class WmpHeaders {
     /** Drops the fields named {@code name} at {@code from} and after, closing up the rest in order. */
     private void removeFrom(int from, String name) {
         int w = from;
+        long kept = vetted & below(from);
         for (int i = from; i < size; i++) {
             if (!fields[i * 2].equals(name)) {
                 fields[w * 2] = fields[i * 2];
                 fields[w * 2 + 1] = fields[i * 2 + 1];
+                if (vetted(i)) {
+                    kept |= bit(w);
+                }
                 w++;
             }
         }
+        vetted = kept;
         Arrays.fill(fields, w * 2, size * 2, null); // the list must not keep dropped values reachable
         size = w;
     }
@@ -182,6 +220,7 @@ public final class WmpHeaders {
             }
             Arrays.fill(h.fields, 0, h.size * 2, null); // keeps no value of the old head reachable
             h.size = 0;
+            h.vetted = 0;
             free[count++] = h;
         }
     }

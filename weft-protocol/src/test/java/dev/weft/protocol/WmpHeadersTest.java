@@ -15,6 +15,64 @@ class WmpHeadersTest {
     }
 
     @Test
+    void aVettedFieldStaysVettedUntilReplacedAndItsMarkMovesWithIt() {
+        WmpHeaders h = new WmpHeaders().add("a", "1").add("b", "2").add("c", "3").add("b", "4");
+        assertThat(h.vetted(0)).isFalse();
+        h.markVetted();
+        assertThat(vetted(h)).isEqualTo("1111");
+        h.add("d", "5");
+        assertThat(vetted(h)).as("added after").isEqualTo("11110");
+        h.value(0, "x");
+        assertThat(vetted(h)).as("replaced in place").isEqualTo("01110");
+        h.removeAt(1); // a, c, b, d
+        assertThat(vetted(h)).isEqualTo("0110");
+        h.insert(1, "e", "6"); // a, e, c, b, d
+        assertThat(vetted(h)).isEqualTo("00110");
+        h.set("c", "7");
+        assertThat(vetted(h)).isEqualTo("00010");
+        h.markVetted();
+        h.add("b", "8").set("b", "9"); // a, e, c, b(9), d: the first b replaced, the later one dropped
+        assertThat(h).isEqualTo(new WmpHeaders().add("a", "x").add("e", "6").add("c", "7").add("b", "9").add("d", "5"));
+        assertThat(vetted(h)).isEqualTo("11101");
+        h.remove("e");
+        assertThat(vetted(h)).isEqualTo("1101");
+    }
+
+    @Test
+    void onlyTheFirst64FieldsAreEverVetted() {
+        WmpHeaders h = new WmpHeaders();
+        for (int i = 0; i < 70; i++) {
+            h.add("x" + i, "v");
+        }
+        h.markVetted();
+        assertThat(h.vetted(63)).isTrue();
+        assertThat(h.vetted(64)).isFalse();
+        h.removeAt(0);
+        assertThat(h.vetted(62)).isTrue();
+        assertThat(h.vetted(63)).as("x64 moved down, never vetted").isFalse();
+    }
+
+    @Test
+    void aRecycledListVetsNothing() {
+        WmpHeaders.Spares spares = new WmpHeaders.Spares(1);
+        WmpHeaders h = spares.take(4).add("a", "1");
+        h.markVetted();
+        h.recycle();
+        WmpHeaders again = spares.take(4);
+        assertThat(again).isSameAs(h);
+        again.add("b", "2");
+        assertThat(again.vetted(0)).isFalse();
+    }
+
+    private static String vetted(WmpHeaders h) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < h.size(); i++) {
+            b.append(h.vetted(i) ? '1' : '0');
+        }
+        return b.toString();
+    }
+
+    @Test
     void insertPutsAFieldAtItsPlaceAndMovesTheRestDown() {
         WmpHeaders h = new WmpHeaders().add("a", "1").add("c", "3");
         h.insert(1, "b", "2").insert(0, "z", "0").insert(4, "d", "4");

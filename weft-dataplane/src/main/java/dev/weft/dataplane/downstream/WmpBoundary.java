@@ -33,8 +33,9 @@ public final class WmpBoundary {
     record FieldReasons(Reason name, Reason value, Reason framing, Reason length) {}
 
     /**
-     * Null when every field may be written into an HTTP/1.1 head; else the first that may not. Allocates only to
-     * describe a refusal.
+     * Null when every field may be written into an HTTP/1.1 head, and then the fields are marked so
+     * ({@link WmpHeaders#markVetted}: the HTTP/1.1 writer does not scan them again); else the first that may not.
+     * Allocates only to describe a refusal.
      *
      * @param host whether {@code host} is refused too (a request's Host travels as its authority)
      */
@@ -63,6 +64,7 @@ public final class WmpBoundary {
                 length = true;
             }
         }
+        h.markVetted();
         return null;
     }
 

@@ -18,13 +18,13 @@ import java.nio.charset.StandardCharsets;
  * trip down the pipeline and an entry in the channel's outbound buffer, and a head buffer of their own; this makes
  * one write and one buffer.
  *
- * <p>Two generations of methods live here. {@link #request(ByteBufAllocator, RequestHead, String, WmpHeaders, ByteBuf)},
+ * <p>{@link #request(ByteBufAllocator, RequestHead, String, WmpHeaders, ByteBuf)},
  * {@link #response(ByteBufAllocator, ResponseHead, ByteBuf)}, {@link #chunk} and {@link #lastChunk} write Weft's own
  * heads ({@link RequestHead}, {@link ResponseHead}) and check every method, target, authority, name and value
  * first: their fields can come from a WMP peer, and a CR, LF or NUL written into a head would let that peer inject
- * header lines or a whole request (IllegalArgumentException instead, before any byte is written). {@link #fits} and
- * {@link #message} write Netty heads from Netty's decoder or WMP's, both of which refuse CR and LF, and check
- * nothing (the trust Netty's encoder puts in them); they go once their callers move to the Weft heads.
+ * header lines or a whole request (IllegalArgumentException instead, before any byte is written). Two things are
+ * not scanned again: a field the WMP boundary vetted and nothing replaced since ({@link WmpHeaders#vetted}), and a
+ * trace context held as numbers ({@link RequestHead#traceparent()}), whose text is made here.
  *
  * <p>Framing is the caller's: it passes the fields it wants sent, Content-Length or {@code transfer-encoding:
  * chunked} included; nothing here adds or checks them.
@@ -234,12 +234,17 @@ public final class Http1Writer {
         }
     }
 
-    /** The bytes the fields take as header lines; throws if one could break out of its line. */
+    /**
+     * The bytes the fields take as header lines; throws if one could break out of its line. A field the WMP
+     * boundary vetted and nothing replaced since ({@link WmpHeaders#vetted}) passed a stricter allow-list (a
+     * lower-case token, field-content: one byte per char), so only its length is taken.
+     */
     private static int checkFields(WmpHeaders fields) {
         int size = 0;
         for (int i = 0; i < fields.size(); i++) {
             String name = fields.name(i);
-            size += checkToken(name, "header name") + 2 + checkValue(name, fields.value(i)) + 2;
+            size += fields.vetted(i) ? name.length() + 4 + fields.value(i).length()
+                    : checkToken(name, "header name") + 2 + checkValue(name, fields.value(i)) + 2;
         }
         return size;
     }

@@ -110,6 +110,18 @@ class WmpRequestValidatorTest {
     }
 
     @Test
+    void anAcceptedRequestsFieldsAreVettedForTheWriterAndARefusedOnesAreNot() {
+        WmpHeaders good = new WmpHeaders().add("accept", "*/*").add("x-a", "caf\u00e9");
+        assertThat(WmpRequestValidator.check(new WmpRequest(1, true, "GET", "provider", "/", good,
+                Unpooled.EMPTY_BUFFER))).isNull();
+        assertThat(good.vetted(0) && good.vetted(1)).isTrue();
+        WmpHeaders bad = new WmpHeaders().add("accept", "*/*").add("x-a", "1\r\nx-b: 2");
+        assertThat(WmpRequestValidator.check(new WmpRequest(1, true, "GET", "provider", "/", bad,
+                Unpooled.EMPTY_BUFFER))).isNotNull();
+        assertThat(bad.vetted(0) || bad.vetted(1)).isFalse();
+    }
+
+    @Test
     void contentLengthMustMatchTheBodyOfARequestInOneFrame() {
         WmpHeaders h = new WmpHeaders().add("content-length", "5");
         WmpRequest ok = new WmpRequest(1, true, "POST", "provider", "/", h,

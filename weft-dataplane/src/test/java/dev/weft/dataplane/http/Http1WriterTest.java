@@ -142,6 +142,24 @@ class Http1WriterTest {
     }
 
     @Test
+    void aVettedFieldIsNotScannedAgainButOneReplacedOrAddedSinceIs() {
+        WmpHeaders f = fields("accept", "*/*", "x-a", "1");
+        f.markVetted();
+        ByteBuf ok = Http1Writer.requestHead(ByteBufAllocator.DEFAULT, get("GET", "/"), "p", f);
+        assertThat(ok.toString(StandardCharsets.ISO_8859_1)).isEqualTo("GET / HTTP/1.1\r\nhost: p\r\naccept: */*\r\n"
+                + "x-a: 1\r\n\r\n");
+        ok.release();
+        f.value(1, "1\r\nX-Injected: 1");
+        assertThatThrownBy(() -> Http1Writer.requestHead(ByteBufAllocator.DEFAULT, get("GET", "/"), "p", f))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("x-a");
+        WmpHeaders g = fields("accept", "*/*");
+        g.markVetted();
+        g.add("x-b", "\n");
+        assertThatThrownBy(() -> Http1Writer.requestHead(ByteBufAllocator.DEFAULT, get("GET", "/"), "p", g))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("x-b");
+    }
+
+    @Test
     void aTraceContextHeldAsNumbersIsWrittenAsItsFieldAfterTheOthers() {
         RequestHead head = new RequestHead("GET", "provider", "/", fields("accept", "*/*"));
         head.traceparent(new Traceparent(0x4bf92f3577b34da6L, 0xa3ce929d0e0e4736L, 0x00f067aa0ba902b7L, 1));
