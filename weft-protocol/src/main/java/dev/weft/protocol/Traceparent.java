@@ -13,7 +13,9 @@ import java.util.Arrays;
  * WMP and HTTP/1.1 heads, and the WMP decoder reads a field back into numbers only when it is exactly the form
  * written here ({@link #read}); any other value stays a field and is judged as one.
  *
- * <p>Immutable. Made on the Worker loop that carries the request; no thread of its own.
+ * <p>Immutable; made and read on the Worker loop that carries the request. Buffers: {@link #write} and
+ * {@link #writeLine} write into the caller's buffer and {@link #read} reads from it at an absolute index; none keeps,
+ * retains or releases a buffer.
  *
  * @param traceHi  the trace id's high 64 bits
  * @param traceLo  the trace id's low 64 bits (trace id 0 is invalid: not both 0)
