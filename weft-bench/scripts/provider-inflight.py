@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # Example: run beside `./weft bench --profile issue12 --planes weft,haproxy` to see the load travel in waves
 # (session 18, docs/benchmarks.md); provider-waves.py splits the samples by plane.
-# inflight.py OUT SECONDS: every 20 ms, the sum of the example providers' inFlight (GET /stats), with the time.
+# Usage: provider-inflight.py OUT.tsv SECONDS: every ~20 ms, the sum of the example providers' inFlight (GET /stats), with the time.
 import sys, time, subprocess, re, http.client, json, os
 out = open(sys.argv[1], 'w'); end = time.time() + float(sys.argv[2])
 conns = {}

@@ -1,14 +1,13 @@
 #!/usr/bin/env python3
 # Usage: provider-waves.py SCHED.tsv INFLIGHT.tsv (from sched-sample.py and provider-inflight.py, run together).
-# label.py SCHED INFLIGHT: splits the inflight samples by which plane ran (haproxy process present or not, from the
+# Splits the inflight samples by which plane ran (haproxy process present or not, from the
 # sched sampler's 2 s snapshots) and prints the wave statistics of each contiguous stretch longer than 20 s.
-import sys, statistics as st, collections
+import bisect, collections, statistics as st, sys
 snap = collections.defaultdict(set)
 for l in open(sys.argv[1]):
     p = l.split('\t'); snap[round(float(p[0]))].add('haproxy' if p[7].startswith('haproxy') else ('weft' if 'sidecar' in p[7] else 'x'))
 times = sorted(snap)
 def plane(t):
-    import bisect
     i = min(bisect.bisect_left(times, t), len(times) - 1)
     if abs(times[i] - t) > 5:
         return None  # the scheduler sampler was not running then: no plane to name

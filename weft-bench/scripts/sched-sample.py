@@ -1,7 +1,6 @@
 #!/usr/bin/env python3
 # Usage: sched-sample.py OUT.tsv SECONDS: each thread of the proxies, wrk and the Java apps (time, pid, tid, name,
 # CPU ns, run-queue wait ns, timeslices, command), every 2 s; used in session 18 (docs/benchmarks.md).
-# Samples /proc/PID/task/TID/schedstat (cpu ns, run-queue wait ns, slices) of proxies every 2 s.
 import os, sys, time
 out = open(sys.argv[1], 'a')
 end = time.time() + float(sys.argv[2])
@@ -13,9 +12,6 @@ def kind(pid):
     if 'haproxy' in cmd.split(' ')[0]: return 'haproxy'
     if 'nginx' in cmd.split(' ')[0]: return 'nginx'
     if 'java' in cmd.split(' ')[0] or '/java' in cmd:
-        for k in ('sidecar', 'provider', 'consumer', 'control'):
-            if f' {k} ' in cmd or f' {k}' in cmd[-200:]:
-                pass
         return 'java:' + ' '.join(a for a in cmd.split(' ') if not a.startswith('-'))[-120:]
     if cmd.startswith('wrk'): return 'wrk'
     return None
