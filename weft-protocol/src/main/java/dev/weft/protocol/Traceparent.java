@@ -4,7 +4,6 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 
 import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
 
 /**
  * A W3C {@code traceparent} (version 00) held as numbers: what a request head carries in place of the 55-character
@@ -29,17 +28,7 @@ public record Traceparent(long traceHi, long traceLo, long parentId, int flags) 
     public static final int LINE_LENGTH = 13 + LENGTH + 2;
     public static final String NAME = "traceparent";
 
-    private static final byte[] DIGITS = "0123456789abcdef".getBytes(StandardCharsets.US_ASCII);
     private static final byte[] LINE_NAME = "traceparent: ".getBytes(StandardCharsets.US_ASCII);
-    /** Each byte's value as a lower-case hex digit, or -1: W3C allows lower case only, so upper case is not one. */
-    private static final byte[] VALUE = new byte[256];
-
-    static {
-        Arrays.fill(VALUE, (byte) -1);
-        for (int i = 0; i < 16; i++) {
-            VALUE[DIGITS[i]] = (byte) i;
-        }
-    }
 
     public Traceparent {
         if ((traceHi == 0 && traceLo == 0) || parentId == 0 || flags < 0 || flags > 0xFF) {
@@ -64,8 +53,8 @@ public record Traceparent(long traceHi, long traceLo, long parentId, int flags) 
         out.setByte(at + 35, '-');
         hex(out, at + 36, parentId);
         out.setByte(at + 52, '-');
-        out.setByte(at + 53, DIGITS[flags >>> 4]);
-        out.setByte(at + 54, DIGITS[flags & 0xF]);
+        out.setByte(at + 53, Hex.DIGITS[flags >>> 4]);
+        out.setByte(at + 54, Hex.DIGITS[flags & 0xF]);
         out.writerIndex(at + LENGTH);
     }
 
@@ -78,16 +67,8 @@ public record Traceparent(long traceHi, long traceLo, long parentId, int flags) 
 
     /** 16 hex digits as two ints of ASCII each: one setLong, not 16 setBytes. */
     private static void hex(ByteBuf out, int at, long v) {
-        out.setLong(at, digits8((int) (v >>> 32)));
-        out.setLong(at + 8, digits8((int) v));
-    }
-
-    private static long digits8(int v) {
-        long r = 0;
-        for (int shift = 28; shift >= 0; shift -= 4) {
-            r = (r << 8) | DIGITS[(v >>> shift) & 0xF];
-        }
-        return r;
+        out.setLong(at, Hex.digits8((int) (v >>> 32)));
+        out.setLong(at + 8, Hex.digits8((int) v));
     }
 
     /**
@@ -100,14 +81,40 @@ public record Traceparent(long traceHi, long traceLo, long parentId, int flags) 
                 || in.getByte(at + 52) != '-') {
             return null;
         }
-        long hi1 = parse8(in, at + 3);
-        long hi2 = parse8(in, at + 11);
-        long lo1 = parse8(in, at + 19);
-        long lo2 = parse8(in, at + 27);
-        long p1 = parse8(in, at + 36);
-        long p2 = parse8(in, at + 44);
-        int f = VALUE[in.getByte(at + 53) & 0xFF] << 4 | VALUE[in.getByte(at + 54) & 0xFF];
-        if ((hi1 | hi2 | lo1 | lo2 | p1 | p2) < 0 || f < 0) {
+        long hi1 = Hex.parse8(in.getLong(at + 3));
+        long hi2 = Hex.parse8(in.getLong(at + 11));
+        long lo1 = Hex.parse8(in.getLong(at + 19));
+        long lo2 = Hex.parse8(in.getLong(at + 27));
+        long p1 = Hex.parse8(in.getLong(at + 36));
+        long p2 = Hex.parse8(in.getLong(at + 44));
+        int f = Hex.value(in.getByte(at + 53)) << 4 | Hex.value(in.getByte(at + 54));
+        return of(hi1, hi2, lo1, lo2, p1, p2, f);
+    }
+
+    /**
+     * The context a {@code traceparent} value from outside gives, by W3C Trace Context's rules, or null when they say
+     * to ignore it: a version of two lower-case hex digits other than {@code ff}; version 00 exactly 55 characters; a
+     * later version at least 55, with a {@code -} after them when longer (its extra fields are not read, and the
+     * context goes on as version 00); lower-case hex ids, neither all zeros; two hex digits of flags.
+     */
+    public static Traceparent parse(CharSequence v) {
+        int n = v.length();
+        if (n < LENGTH || v.charAt(2) != '-' || v.charAt(35) != '-' || v.charAt(52) != '-') {
+            return null;
+        }
+        long version = Hex.parse(v, 0, 2, -1);
+        if (version < 0 || version == 0xFF || (version == 0 && n != LENGTH) || (n > LENGTH && v.charAt(LENGTH) != '-')) {
+            return null;
+        }
+        long flags = Hex.parse(v, 53, 2, -1);
+        // One pass over each id, 8 digits at a time (each half is -1 if a digit is not hex), not a check and a parse.
+        return of(Hex.parse8(v, 3), Hex.parse8(v, 11), Hex.parse8(v, 19), Hex.parse8(v, 27), Hex.parse8(v, 36),
+                Hex.parse8(v, 44), (int) flags);
+    }
+
+    /** The context from its ids' 8-digit halves and flags, each -1 if it was not hex; null unless all valid. */
+    private static Traceparent of(long hi1, long hi2, long lo1, long lo2, long p1, long p2, int flags) {
+        if ((hi1 | hi2 | lo1 | lo2 | p1 | p2 | flags) < 0) {
             return null;
         }
         long hi = hi1 << 32 | hi2;
@@ -116,20 +123,7 @@ public record Traceparent(long traceHi, long traceLo, long parentId, int flags) 
         if ((hi == 0 && lo == 0) || parent == 0) {
             return null;
         }
-        return new Traceparent(hi, lo, parent, f);
-    }
-
-    /** 8 hex digits from one getLong, or -1 if one is not a lower-case hex digit. */
-    private static long parse8(ByteBuf in, int at) {
-        long word = in.getLong(at);
-        long v = 0;
-        int bad = 0;
-        for (int shift = 56; shift >= 0; shift -= 8) {
-            int d = VALUE[(int) (word >>> shift) & 0xFF];
-            bad |= d;
-            v = v << 4 | (d & 0xF);
-        }
-        return bad < 0 ? -1 : v;
+        return new Traceparent(hi, lo, parent, flags);
     }
 
     /** The value as text, as it is written ({@code 00-<trace id>-<parent id>-<flags>}). */

@@ -58,6 +58,32 @@ class TraceparentTest {
         assertThat(new Traceparent(0, 1, 1, 3).sampled()).isTrue();
     }
 
+    /** What a caller sends as text is read by W3C's rules, later versions included; each value's note says why. */
+    @Test
+    void text_from_outside_is_read_by_w3c_rules() {
+        Traceparent t = new Traceparent(0x4bf92f3577b34da6L, 0xa3ce929d0e0e4736L, 0x00f067aa0ba902b7L, 1);
+        String ids = "4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        assertThat(Traceparent.parse("00-" + ids)).isEqualTo(t);
+        assertThat(Traceparent.parse("00-" + ids.replace("-01", "-00")).sampled()).isFalse();
+        assertThat(Traceparent.parse("01-" + ids)).as("a later version, same length").isEqualTo(t);
+        assertThat(Traceparent.parse("cc-" + ids + "-what-comes-next")).as("a later version's extra fields")
+                .isEqualTo(t);
+        assertThat(Traceparent.parse(t.toString())).isEqualTo(t);
+        for (String bad : new String[] {
+                "00-" + ids + "-", // version 00 is exactly 55
+                "01-" + ids + "x", // a later version's extra fields start with '-'
+                "ff-" + ids, // the invalid version
+                "0F-" + ids, "00-" + ids.toUpperCase(), // lower case only
+                "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+                "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
+                "00-" + ids.replace("-01", "-0g"),
+                "00-" + ids.substring(1),
+                "00-" + ids.replace('-', '_'),
+                ""}) {
+            assertThat(Traceparent.parse(bad)).as(bad).isNull();
+        }
+    }
+
     /** Anything {@link Traceparent#write} would not give back byte for byte stays text, judged as a field. */
     @ParameterizedTest
     @ValueSource(strings = {
@@ -140,6 +166,35 @@ class TraceparentTest {
                 .add("traceparent", TEXT), null));
         assertThat(afterText.traceparent()).isNull();
         assertThat(afterText.headers()).isEqualTo(new WmpHeaders().add("traceparent", "bad").add("traceparent", TEXT));
+    }
+
+    /**
+     * A sender may name the field literally instead of by its static-table index (Weft's encoder never does): it
+     * stays text, and one in numbers' form after it stays text too, so the two keep their order.
+     */
+    @Test
+    void a_traceparent_named_literally_stays_a_field_and_so_does_one_after_it() {
+        WmpRequest alone = decodeLiterally(new WmpHeaders().add("a", "1").add("traceparenz", TEXT));
+        assertThat(alone.traceparent()).isNull();
+        assertThat(alone.headers()).isEqualTo(new WmpHeaders().add("a", "1").add("traceparent", TEXT));
+
+        WmpRequest before = decodeLiterally(new WmpHeaders().add("traceparenz", "bad").add("traceparent", TEXT));
+        assertThat(before.traceparent()).isNull();
+        assertThat(before.headers()).isEqualTo(new WmpHeaders().add("traceparent", "bad").add("traceparent", TEXT));
+    }
+
+    /** Encodes {@code fields}, then renames the literal {@code traceparenz} on the wire to {@code traceparent}. */
+    private static WmpRequest decodeLiterally(WmpHeaders fields) {
+        ByteBuf wire = encode(request(fields, null));
+        byte[] literal = "traceparenz".getBytes(StandardCharsets.US_ASCII);
+        int at = ByteBufUtil.indexOf(Unpooled.wrappedBuffer(literal), wire);
+        assertThat(at).as("the literal name on the wire").isNotNegative();
+        wire.setByte(at + literal.length - 1, 't');
+        try (Decoding d = new Decoding()) {
+            List<WmpFrame> frames = d.feed(wire).frames();
+            assertThat(d.metrics.totalErrors()).isZero();
+            return (WmpRequest) frames.getFirst();
+        }
     }
 
     @Test

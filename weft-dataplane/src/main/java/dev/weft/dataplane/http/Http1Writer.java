@@ -85,14 +85,7 @@ public final class Http1Writer {
             Traceparent tp = head.traceparent();
             int size = checkToken(method, "method") + 1 + checkTarget(target) + 1 + HTTP_1_1.length + 2
                     + (authority == null ? 0 : HOST_COLON_SP.length + checkAuthority(authority) + 2)
-                    + checkFields(fields) + (tp == null ? 0 : Traceparent.LINE_LENGTH) + 2;
-            for (int i = 0; i < fields.size(); i++) {
-                if (fields.name(i).equalsIgnoreCase("host")) {
-                    // A second Host would let the app and this hop route the request two ways.
-                    throw new IllegalArgumentException("a host field among the request's fields (expected the Host"
-                            + " only as the authority argument)");
-                }
-            }
+                    + checkFields(fields, true) + (tp == null ? 0 : Traceparent.LINE_LENGTH) + 2;
             ByteBuf out = alloc.directBuffer(size + smallBody(body));
             ByteBufUtil.writeAscii(out, method);
             out.writeByte(' ');
@@ -140,7 +133,7 @@ public final class Http1Writer {
                 throw new IllegalArgumentException("status " + status + " (expected 100..599)");
             }
             byte[] line = STATUS_LINES[status];
-            ByteBuf out = alloc.directBuffer(line.length + checkFields(head.fields()) + 2 + smallBody(body));
+            ByteBuf out = alloc.directBuffer(line.length + checkFields(head.fields(), false) + 2 + smallBody(body));
             out.writeBytes(line);
             return finish(alloc, out, head.fields(), null, body);
         } catch (RuntimeException e) {
@@ -239,10 +232,16 @@ public final class Http1Writer {
      * boundary vetted and nothing replaced since ({@link WmpHeaders#vetted}) passed a stricter allow-list (a
      * lower-case token, field-content: one byte per char), so only its length is taken.
      */
-    private static int checkFields(WmpHeaders fields) {
+    /** The bytes the fields take as lines; each is checked unless vetted, and with {@code noHost} none is a Host. */
+    private static int checkFields(WmpHeaders fields, boolean noHost) {
         int size = 0;
         for (int i = 0; i < fields.size(); i++) {
             String name = fields.name(i);
+            if (noHost && name.length() == 4 && name.equalsIgnoreCase("host")) {
+                // A second Host would let the app and this hop route the request two ways.
+                throw new IllegalArgumentException("a host field among the request's fields (expected the Host"
+                        + " only as the authority argument)");
+            }
             size += fields.vetted(i) ? name.length() + 4 + fields.value(i).length()
                     : checkToken(name, "header name") + 2 + checkValue(name, fields.value(i)) + 2;
         }

@@ -1,6 +1,7 @@
 package dev.weft.dataplane.observe;
 
 import dev.weft.dataplane.observe.ExchangeObserver.Direction;
+import dev.weft.protocol.Hex;
 
 /**
  * The record of one exchange: its timeline, where it went, how it ended and its trace ids. The same object is the

@@ -1,6 +1,7 @@
 package dev.weft.dataplane.observe;
 
 import dev.weft.dataplane.observe.ObservabilityConfig.Propagation;
+import dev.weft.protocol.Hex;
 import dev.weft.protocol.Traceparent;
 import dev.weft.protocol.WmpHeaders;
 
@@ -173,36 +174,15 @@ final class TracePropagation {
         return seen | (tpAt + 1) << AT_SHIFT;
     }
 
-    /** {@code version-traceid-parentid-flags}; anything malformed is ignored whole, as the W3C spec requires. */
+    /** {@code version-traceid-parentid-flags}, by W3C's rules ({@link Traceparent#parse}); a bad one is ignored whole. */
     static void parseTraceparent(String v, ObservedExchange x) {
-        if (v.length() < 55 || v.charAt(2) != '-' || v.charAt(35) != '-' || v.charAt(52) != '-') {
-            return;
+        Traceparent t = Traceparent.parse(v);
+        if (t != null) {
+            x.traceHi = t.traceHi();
+            x.traceLo = t.traceLo();
+            x.parentId = t.parentId();
+            x.sampled = t.sampled() ? SAMPLED : NOT_SAMPLED;
         }
-        long version = Hex.parse(v, 0, 2, -1);
-        long flags = Hex.parse(v, 53, 2, -1);
-        // One pass over each id, 8 digits at a time (each half is -1 if a digit is not hex), not a check and a parse.
-        long hi1 = Hex.parse8(v, 3);
-        long hi2 = Hex.parse8(v, 11);
-        long lo1 = Hex.parse8(v, 19);
-        long lo2 = Hex.parse8(v, 27);
-        long parent1 = Hex.parse8(v, 36);
-        long parent2 = Hex.parse8(v, 44);
-        if ((version | flags | hi1 | hi2 | lo1 | lo2 | parent1 | parent2) < 0) {
-            return;
-        }
-        if (version == 0xff || (version == 0 && v.length() != 55) || (v.length() > 55 && v.charAt(55) != '-')) {
-            return;
-        }
-        long hi = hi1 << 32 | hi2;
-        long lo = lo1 << 32 | lo2;
-        long parent = parent1 << 32 | parent2;
-        if ((hi == 0 && lo == 0) || parent == 0) {
-            return;
-        }
-        x.traceHi = hi;
-        x.traceLo = lo;
-        x.parentId = parent;
-        x.sampled = (flags & 1) == 1 ? SAMPLED : NOT_SAMPLED;
     }
 
     /** {@code traceid-spanid[-sampling[-parentspanid]]} or a lone sampling state ({@code 0}, {@code 1}, {@code d}). */

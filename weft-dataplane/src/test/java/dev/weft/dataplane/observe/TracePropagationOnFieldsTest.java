@@ -1,6 +1,7 @@
 package dev.weft.dataplane.observe;
 
 import dev.weft.dataplane.observe.ObservabilityConfig.Propagation;
+import dev.weft.protocol.Hex;
 import org.junit.jupiter.api.Test;
 
 import java.util.Set;

@@ -3,6 +3,7 @@ package dev.weft.dataplane.observe;
 import dev.weft.dataplane.http.RequestHead;
 import dev.weft.protocol.Traceparent;
 import dev.weft.protocol.WmpHeaders;
+import dev.weft.protocol.Hex;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
