@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Where the mesh's requests are, every ~20 ms, beside `./weft bench --profile issue12 --planes weft...`.
+
+Usage: where-requests-wait.py OUT.tsv SECONDS       (sample; run beside the bench)
+       where-requests-wait.py --report OUT.tsv [CONNS] (summarise; CONNS defaults to 512)
+
+Each sample: the time, the example providers' requests in flight (the sum of their GET /stats inFlight) and the
+consumer-side sidecar's outbound requests in flight (weft_requests_in_flight{direction="outbound"} from its admin
+/metrics, found from its command line); every fifth sample also the number of connections to the sidecar's
+outbound listener with unread bytes (`ss`: requests the consumer app sent that the sidecar has not read yet; each
+connection carries one request at a time), else -1. With CONNS requests always open in the generator, they split
+into: at the providers; in the sidecars and the link between them (consumer side's outbound minus the providers');
+unread in the consumer-side sidecar's sockets; and the rest outside it (in wrk, the consumer app and their
+sockets). The report prints that split over all samples and over the troughs (200 or fewer at the providers), when
+the cores go idle.
+Reading the metrics page costs the consumer-side sidecar some CPU (about 22 KB rendered 50 times a second): use it
+to see where requests wait, not to measure CPU.
+"""
+import http.client, json, os, re, subprocess, sys, time, statistics as st
+
+
+def processes():
+    providers, admin, listen = {}, None, None
+    for pid in os.listdir('/proc'):
+        if not pid.isdigit():
+            continue
+        try:
+            c = open(f'/proc/{pid}/cmdline', 'rb').read().split(b'\0')
+        except OSError:
+            continue
+        if b'dev.weft.cli.WeftCli' not in c:
+            continue
+        if b'provider' in c and b'sidecar' not in c:
+            providers[pid] = c[c.index(b'--name') + 1].decode()
+        elif b'sidecar' in c and b'--service' in c and c[c.index(b'--service') + 1] == b'consumer':
+            admin = int(c[c.index(b'--admin') + 1].decode().rsplit(':', 1)[1])
+            listen = int(c[c.index(b'--upstream') + 1].decode().rsplit(':', 1)[1])
+    ports = {}
+    if providers:
+        ss = subprocess.run(['ss', '-ltnpH'], capture_output=True, text=True).stdout
+        for line in ss.splitlines():
+            m = re.search(r'127\.0\.0\.1\]?:(\d+).*pid=(\d+)', line)
+            if m and m.group(2) in providers:
+                ports[providers[m.group(2)]] = int(m.group(1))
+    return ports, admin, listen
+
+
+def unread(port):
+    """Connections to 127.0.0.1:port with bytes in their receive queue."""
+    ss = subprocess.run(['ss', '-tnH', 'state', 'established', f'( sport = :{port} )'], capture_output=True,
+                        text=True).stdout
+    return sum(1 for line in ss.splitlines() if line.split() and line.split()[0] != '0')
+
+
+def get(conns, key, port, path):
+    c = conns.get(key) or http.client.HTTPConnection('127.0.0.1', port, timeout=1)
+    conns[key] = c
+    try:
+        c.request('GET', path)
+        return c.getresponse().read()
+    except Exception:
+        conns.pop(key, None)
+        return None
+
+
+OUTBOUND = re.compile(rb'^weft_requests_in_flight\{[^}]*direction="outbound"[^}]*\} (\d+)', re.M)
+
+
+def sample(out_path, seconds):
+    out = open(out_path, 'w')
+    end = time.time() + seconds
+    conns, ports, admin, listen, last_scan, tick = {}, {}, None, None, 0, 0
+    while time.time() < end:
+        now = time.time()
+        if now - last_scan > 3 or len(ports) < 3 or admin is None:
+            p, a, l = processes()
+            if (p, a) != (ports, admin):
+                ports, admin, listen, conns = p, a, l, {}
+            last_scan = now
+        if len(ports) < 3 or admin is None:
+            time.sleep(0.5)
+            continue
+        at_providers = 0
+        for name, port in sorted(ports.items()):
+            body = get(conns, name, port, '/stats')
+            at_providers = -1 if body is None or at_providers < 0 else at_providers + json.loads(body)['inFlight']
+        body = get(conns, 'admin', admin, '/metrics')
+        m = OUTBOUND.search(body) if body else None
+        tick += 1
+        waiting = unread(listen) if tick % 5 == 0 else -1
+        if at_providers >= 0 and m:
+            out.write(f'{now:.3f}\t{at_providers}\t{m.group(1).decode()}\t{waiting}\n')
+        time.sleep(max(0, 0.02 - (time.time() - now)))
+
+
+def report(path, conns):
+    rows = [tuple(int(x) for x in l.split('\t')[1:]) for l in open(path) if l.count('\t') == 3]
+    rows = rows[-int(len(rows) * 0.3):]  # the end of the run: the JIT settled, the measured window
+    for label, sel in (('all samples', rows), ('troughs (<= 200 at the providers)', [r for r in rows if r[0] <= 200])):
+        if not sel:
+            print(f'{label}: none')
+            continue
+        prov = st.mean(r[0] for r in sel)
+        sidecars = st.mean(r[1] - r[0] for r in sel)
+        outside = st.mean(conns - r[1] for r in sel)
+        ss = [r[2] for r in sel if r[2] >= 0]
+        waiting = f'{st.mean(ss):.0f} (n={len(ss)})' if ss else 'not sampled'
+        print(f'{label}: n={len(sel)}  at the providers {prov:.0f}  in the sidecars and link {sidecars:.0f}  '
+              f'outside the consumer-side sidecar {outside:.0f}, of which unread in its sockets {waiting}')
+
+
+if __name__ == '__main__':
+    if sys.argv[1] == '--report':
+        report(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 512)
+    else:
+        sample(sys.argv[1], float(sys.argv[2]))
