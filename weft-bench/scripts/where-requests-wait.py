@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where the mesh's requests are, every ~20 ms, beside `./weft bench --profile issue12 --planes weft...`.
 
-Usage: where-requests-wait.py OUT.tsv SECONDS       (sample; run beside the bench)
+Usage: where-requests-wait.py OUT.tsv SECONDS       (sample; run beside the bench, any plane)
        where-requests-wait.py --report OUT.tsv [CONNS] (summarise; CONNS defaults to 512)
 
 Each sample: the time, the example providers' requests in flight (the sum of their GET /stats inFlight) and the
@@ -11,7 +11,8 @@ outbound listener with unread bytes (`ss`: requests the consumer app sent that t
 connection carries one request at a time), else -1. With CONNS requests always open in the generator, they split
 into: at the providers; in the sidecars and the link between them (consumer side's outbound minus the providers');
 unread in the consumer-side sidecar's sockets; and the rest outside it (in wrk, the consumer app and their
-sockets). The report prints that split over all samples and over the troughs (200 or fewer at the providers), when
+sockets). With HAProxy or nginx in place of the sidecars only the providers and the unread connections are
+sampled. The report prints that split over all samples and over the troughs (200 or fewer at the providers), when
 the cores go idle.
 Reading the metrics page costs the consumer-side sidecar some CPU (about 22 KB rendered 50 times a second): use it
 to see where requests wait, not to measure CPU.
@@ -32,9 +33,11 @@ def processes():
             continue
         if b'provider' in c and b'sidecar' not in c:
             providers[pid] = c[c.index(b'--name') + 1].decode()
+        elif b'consumer' in c and b'--provider-url' in c:
+            # Where the consumer app sends its requests: the consumer-side proxy's listener, whichever plane runs.
+            listen = int(c[c.index(b'--provider-url') + 1].decode().rstrip('/').rsplit(':', 1)[1])
         elif b'sidecar' in c and b'--service' in c and c[c.index(b'--service') + 1] == b'consumer':
             admin = int(c[c.index(b'--admin') + 1].decode().rsplit(':', 1)[1])
-            listen = int(c[c.index(b'--upstream') + 1].decode().rsplit(':', 1)[1])
     ports = {}
     if providers:
         ss = subprocess.run(['ss', '-ltnpH'], capture_output=True, text=True).stdout
@@ -72,24 +75,25 @@ def sample(out_path, seconds):
     conns, ports, admin, listen, last_scan, tick = {}, {}, None, None, 0, 0
     while time.time() < end:
         now = time.time()
-        if now - last_scan > 3 or len(ports) < 3 or admin is None:
+        if now - last_scan > 3 or len(ports) < 3 or listen is None:
             p, a, l = processes()
-            if (p, a) != (ports, admin):
+            if (p, a, l) != (ports, admin, listen):
                 ports, admin, listen, conns = p, a, l, {}
             last_scan = now
-        if len(ports) < 3 or admin is None:
+        if len(ports) < 3 or listen is None:
             time.sleep(0.5)
             continue
         at_providers = 0
         for name, port in sorted(ports.items()):
             body = get(conns, name, port, '/stats')
             at_providers = -1 if body is None or at_providers < 0 else at_providers + json.loads(body)['inFlight']
-        body = get(conns, 'admin', admin, '/metrics')
+        # Without a Weft consumer-side sidecar (HAProxy, nginx) only the providers and the unread connections.
+        body = get(conns, 'admin', admin, '/metrics') if admin else None
         m = OUTBOUND.search(body) if body else None
         tick += 1
         waiting = unread(listen) if tick % 5 == 0 else -1
-        if at_providers >= 0 and m:
-            out.write(f'{now:.3f}\t{at_providers}\t{m.group(1).decode()}\t{waiting}\n')
+        if at_providers >= 0 and (m or admin is None):
+            out.write(f'{now:.3f}\t{at_providers}\t{m.group(1).decode() if m else -1}\t{waiting}\n')
         time.sleep(max(0, 0.02 - (time.time() - now)))
 
 
@@ -101,10 +105,13 @@ def report(path, conns):
             print(f'{label}: none')
             continue
         prov = st.mean(r[0] for r in sel)
-        sidecars = st.mean(r[1] - r[0] for r in sel)
-        outside = st.mean(conns - r[1] for r in sel)
         ss = [r[2] for r in sel if r[2] >= 0]
         waiting = f'{st.mean(ss):.0f} (n={len(ss)})' if ss else 'not sampled'
+        if min(r[1] for r in sel) < 0:
+            print(f'{label}: n={len(sel)}  at the providers {prov:.0f}  unread by the consumer-side proxy {waiting}')
+            continue
+        sidecars = st.mean(r[1] - r[0] for r in sel)
+        outside = st.mean(conns - r[1] for r in sel)
         print(f'{label}: n={len(sel)}  at the providers {prov:.0f}  in the sidecars and link {sidecars:.0f}  '
               f'outside the consumer-side sidecar {outside:.0f}, of which unread in its sockets {waiting}')
 
