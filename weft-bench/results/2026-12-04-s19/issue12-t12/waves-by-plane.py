@@ -2,13 +2,13 @@
 # Usage: waves-by-plane.py BENCH.stamped INFLIGHT.tsv
 # BENCH.stamped: ./weft bench's output with each line prefixed by the epoch time it was printed; a "512 conns" line
 # ends a measured 20 s window. Prints, per plane and threads, the providers' in-flight statistics in those windows.
-import collections, re, statistics as st, sys
+import collections, re, statistics as st, sys, gzip
 ends = []
 for l in open(sys.argv[1]):
     m = re.match(r'([\d.]+) .*mesh (\S+) ×(\d)\s+512 conns', l)
     if m: ends.append((float(m.group(1)), m.group(2) + ' x' + m.group(3)))
 rows = []
-for l in open(sys.argv[2]):
+for l in (gzip.open(sys.argv[2], 'rt') if sys.argv[2].endswith('.gz') else open(sys.argv[2])):
     p = l.split('\t')
     if len(p) == 4 and min(int(x) for x in p[1:]) >= 0:
         rows.append((float(p[0]), sum(int(x) for x in p[1:])))

@@ -1,6 +1,6 @@
-import sys, statistics as st
+import sys, statistics as st, gzip
 for f in sys.argv[1:]:
-    rows=[l.split('\t') for l in open(f)]
+    rows=[l.split('\t') for l in (gzip.open(f, 'rt') if f.endswith('.gz') else open(f))]
     xs=[sum(int(x) for x in r[1:]) for r in rows if len(r)==4 and min(int(x) for x in r[1:])>=0]
     ts=[float(r[0]) for r in rows if len(r)==4]
     # the last 40 s with samples (the measured window and the warm-up's end)
