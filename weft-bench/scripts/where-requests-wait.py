@@ -17,35 +17,21 @@ the cores go idle.
 Reading the metrics page costs the consumer-side sidecar some CPU (about 22 KB rendered 50 times a second): use it
 to see where requests wait, not to measure CPU.
 """
-import http.client, json, os, re, subprocess, sys, time, statistics as st
+import gzip, json, os, re, statistics as st, subprocess, sys, time
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from mesh_procs import cmdlines, get, providers
 
 
-def processes():
-    providers, admin, listen = {}, None, None
-    for pid in os.listdir('/proc'):
-        if not pid.isdigit():
-            continue
-        try:
-            c = open(f'/proc/{pid}/cmdline', 'rb').read().split(b'\0')
-        except OSError:
-            continue
-        if b'dev.weft.cli.WeftCli' not in c:
-            continue
-        if b'provider' in c and b'sidecar' not in c:
-            providers[pid] = c[c.index(b'--name') + 1].decode()
-        elif b'consumer' in c and b'--provider-url' in c:
+def ports_of_consumer_side():
+    """(the consumer-side sidecar's admin port or None, the port the consumer app sends its requests to)."""
+    admin = listen = None
+    for _, c in cmdlines():
+        if b'consumer' in c and b'--provider-url' in c:
             # Where the consumer app sends its requests: the consumer-side proxy's listener, whichever plane runs.
             listen = int(c[c.index(b'--provider-url') + 1].decode().rstrip('/').rsplit(':', 1)[1])
         elif b'sidecar' in c and b'--service' in c and c[c.index(b'--service') + 1] == b'consumer':
             admin = int(c[c.index(b'--admin') + 1].decode().rsplit(':', 1)[1])
-    ports = {}
-    if providers:
-        ss = subprocess.run(['ss', '-ltnpH'], capture_output=True, text=True).stdout
-        for line in ss.splitlines():
-            m = re.search(r'127\.0\.0\.1\]?:(\d+).*pid=(\d+)', line)
-            if m and m.group(2) in providers:
-                ports[providers[m.group(2)]] = int(m.group(1))
-    return ports, admin, listen
+    return admin, listen
 
 
 def unread(port):
@@ -53,17 +39,6 @@ def unread(port):
     ss = subprocess.run(['ss', '-tnH', 'state', 'established', f'( sport = :{port} )'], capture_output=True,
                         text=True).stdout
     return sum(1 for line in ss.splitlines() if line.split() and line.split()[0] != '0')
-
-
-def get(conns, key, port, path):
-    c = conns.get(key) or http.client.HTTPConnection('127.0.0.1', port, timeout=1)
-    conns[key] = c
-    try:
-        c.request('GET', path)
-        return c.getresponse().read()
-    except Exception:
-        conns.pop(key, None)
-        return None
 
 
 OUTBOUND = re.compile(rb'^weft_requests_in_flight\{[^}]*direction="outbound"[^}]*\} (\d+)', re.M)
@@ -76,17 +51,15 @@ def sample(out_path, seconds):
     while time.time() < end:
         now = time.time()
         if now - last_scan > 3 or len(ports) < 3 or listen is None:
-            p, a, l = processes()
+            p, (a, l) = providers(), ports_of_consumer_side()
             if (p, a, l) != (ports, admin, listen):
                 ports, admin, listen, conns = p, a, l, {}
             last_scan = now
         if len(ports) < 3 or listen is None:
             time.sleep(0.5)
             continue
-        at_providers = 0
-        for name, port in sorted(ports.items()):
-            body = get(conns, name, port, '/stats')
-            at_providers = -1 if body is None or at_providers < 0 else at_providers + json.loads(body)['inFlight']
+        bodies = [get(conns, name, port, '/stats') for name, port in sorted(ports.items())]
+        at_providers = -1 if None in bodies else sum(json.loads(b)['inFlight'] for b in bodies)
         # Without a Weft consumer-side sidecar (HAProxy, nginx) only the providers and the unread connections.
         body = get(conns, 'admin', admin, '/metrics') if admin else None
         m = OUTBOUND.search(body) if body else None
@@ -98,7 +71,8 @@ def sample(out_path, seconds):
 
 
 def report(path, conns):
-    rows = [tuple(int(x) for x in l.split('\t')[1:]) for l in open(path) if l.count('\t') == 3]
+    lines = gzip.open(path, 'rt') if path.endswith('.gz') else open(path)
+    rows = [tuple(int(x) for x in l.split('\t')[1:]) for l in lines if l.count('\t') == 3]
     rows = rows[-int(len(rows) * 0.3):]  # the end of the run: the JIT settled, the measured window
     for label, sel in (('all samples', rows), ('troughs (<= 200 at the providers)', [r for r in rows if r[0] <= 200])):
         if not sel:
