@@ -1,9 +1,12 @@
 #!/bin/bash
-# Usage: trace-consumer-side.sh epoll|sched PLANE OUTDIR SECONDS (run from a built Weft clone's root)
+# Usage: trace-consumer-side.sh epoll|sched|reads PLANE OUTDIR SECONDS (run from a built Weft clone's root)
 # Runs one `./weft bench --profile issue12` round of PLANE at 1 thread and, SECONDS after the plane starts (inside
 # its load), either
-#   epoll: perf-traces the consumer-side proxy's event-loop thread's epoll waits for 10 s (epoll-stats.py reads it), or
-#   sched: records every task's scheduling for 5 s and prints each task name's wake-up delays (perf sched latency).
+#   epoll: perf-traces the consumer-side proxy's event-loop thread's epoll waits for 10 s (epoll-stats.py reads it),
+#   sched: records every task's scheduling for 5 s and prints each task name's wake-up delays (perf sched latency), or
+#   reads: records for 3 s when bytes become readable on every socket and when each socket is read (kernel
+#          tracepoints sock:sk_data_ready and sock:sock_recv_length), and prints how long the consumer app's requests
+#          wait in the proxy's sockets before the proxy reads them (unread-ages.py).
 MODE=$1; P=$2; O=$3; mkdir -p $O
 timeout 600 ./weft bench --profile issue12 --planes $P --proxy-threads 1 --rounds 1 --results $O/res > $O/bench.out 2>&1 &
 B=$!
@@ -17,9 +20,17 @@ else
   TID=$(for t in /proc/$PID/task/*; do echo "$(basename $t) $(cat $t/comm)"; done | grep -i worker | head -1 | cut -d' ' -f1)
 fi
 for t in /proc/$PID/task/*; do echo "$(basename $t) $(cat $t/comm)"; done > $O/threads.txt
+# The consumer app: its threads send the requests the proxy reads.
+APP=$(for p in $(pgrep java); do tr '\0' ' ' < /proc/$p/cmdline | grep -q -- "consumer.*--provider-url" && echo $p; done | head -1)
+ls /proc/$APP/task > $O/app-threads.txt
 echo "pid $PID tid $TID" > $O/target.txt
 if [ $MODE = epoll ]; then
   timeout 10 perf trace -t $TID -e 'epoll_wait,epoll_pwait,epoll_pwait2' -o $O/trace.txt 2>$O/perf.err
+elif [ $MODE = reads ]; then
+  perf record -e sock:sk_data_ready,sock:sock_recv_length -a -o $O/reads.data -- sleep 3 > $O/perf.err 2>&1
+  perf script -i $O/reads.data -s $(dirname $0)/perf-reads.py 2>>$O/perf.err | gzip > $O/reads.txt.gz
+  rm -f $O/reads.data
+  python3 $(dirname $0)/unread-ages.py $O > $O/unread-ages.txt
 else
   perf sched record -a -o $O/sched.data -- sleep 5 > $O/perf.err 2>&1
   perf sched latency -i $O/sched.data -s max > $O/latency.txt 2>>$O/perf.err
