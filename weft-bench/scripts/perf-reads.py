@@ -1,5 +1,6 @@
 # A `perf script -s` handler: prints, per event, "TID SECONDS ready|recv SOCKET [BYTES]" for the two socket
-# tracepoints trace-consumer-side.sh records (perf's text output leaves sk_data_ready's socket address out).
+# tracepoints trace-consumer-side.sh records, and "TID SECONDS switch PREV_TID PREV_STATE NEXT_TID" for its
+# context switches (perf's text output leaves sk_data_ready's socket address out).
 # perf passes each tracepoint's common fields, then its own fields, positionally.
 def sock__sk_data_ready(*a):
     print(a[5], f'{a[3]}.{a[4]:09d}', 'ready', hex(a[8]))
@@ -7,3 +8,7 @@ def sock__sk_data_ready(*a):
 
 def sock__sock_recv_length(*a):
     print(a[5], f'{a[3]}.{a[4]:09d}', 'recv', hex(a[8]), a[11])
+
+
+def sched__sched_switch(*a):
+    print(a[5], f'{a[3]}.{a[4]:09d}', 'switch', a[9], a[11], a[13])

@@ -1,14 +1,15 @@
 #!/bin/bash
-# Usage: trace-consumer-side.sh epoll|sched|reads PLANE OUTDIR SECONDS (run from a built Weft clone's root)
+# Usage: trace-consumer-side.sh epoll|sched|reads PLANE OUTDIR SECONDS [BENCH OPTIONS...] (from a built clone's root)
 # Runs one `./weft bench --profile issue12` round of PLANE at 1 thread and, SECONDS after the plane starts (inside
 # its load), either
 #   epoll: perf-traces the consumer-side proxy's event-loop thread's epoll waits for 10 s (epoll-stats.py reads it),
 #   sched: records every task's scheduling for 5 s and prints each task name's wake-up delays (perf sched latency), or
 #   reads: records for 3 s when bytes become readable on every socket and when each socket is read (kernel
 #          tracepoints sock:sk_data_ready and sock:sock_recv_length), and prints how long the consumer app's requests
-#          wait in the proxy's sockets before the proxy reads them (unread-ages.py).
+#          wait in the proxy's sockets before the proxy reads them, and where its event loop was while they waited
+#          (its context switches, sched:sched_switch; unread-ages.py).
 MODE=$1; P=$2; O=$3; mkdir -p $O
-timeout 600 ./weft bench --profile issue12 --planes $P --proxy-threads 1 --rounds 1 --results $O/res > $O/bench.out 2>&1 &
+timeout 600 ./weft bench --profile issue12 --planes $P --proxy-threads 1 --rounds 1 --results $O/res "${@:5}" > $O/bench.out 2>&1 &
 B=$!
 for i in $(seq 1 300); do grep -q "starting" $O/bench.out 2>/dev/null && break; sleep 1; done
 sleep $4
@@ -27,7 +28,11 @@ echo "pid $PID tid $TID" > $O/target.txt
 if [ $MODE = epoll ]; then
   timeout 10 perf trace -t $TID -e 'epoll_wait,epoll_pwait,epoll_pwait2' -o $O/trace.txt 2>$O/perf.err
 elif [ $MODE = reads ]; then
-  perf record -e sock:sk_data_ready,sock:sock_recv_length -a -o $O/reads.data -- sleep 3 > $O/perf.err 2>&1
+  # A Weft sidecar's pauses (collections, safepoints) on the same clock as perf's events (CLOCK_MONOTONIC).
+  [ $P = haproxy ] || [ $P = nginx ] || ${JAVA_HOME:-$(ls -d /usr/lib/jvm/temurin-25* | head -1)}/bin/jcmd $PID VM.log output=file=$O/pauses.log \
+      what=gc,safepoint decorators=timenanos > $O/jcmd.out 2>&1
+  perf record -k CLOCK_MONOTONIC -e sock:sk_data_ready,sock:sock_recv_length \
+    -e sched:sched_switch --filter "prev_pid == $TID || next_pid == $TID" -a -o $O/reads.data -- sleep 3 > $O/perf.err 2>&1
   perf script -i $O/reads.data -s $(dirname $0)/perf-reads.py 2>>$O/perf.err | gzip > $O/reads.txt.gz
   rm -f $O/reads.data
   python3 $(dirname $0)/unread-ages.py $O > $O/unread-ages.txt
