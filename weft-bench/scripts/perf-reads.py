@@ -11,4 +11,6 @@ def sock__sock_recv_length(*a):
 
 
 def sched__sched_switch(*a):
-    print(a[5], f'{a[3]}.{a[4]:09d}', 'switch', a[9], a[11], a[13])
+    # When the event loop is switched out, where: the innermost named frames of its stack (kernel, then libjvm).
+    frames = [f['sym']['name'] for f in (a[7] or []) if f.get('sym') and f['sym'].get('name')][:24]
+    print(a[5], f'{a[3]}.{a[4]:09d}', 'switch', a[9], a[11], a[13], ';'.join(frames) or '-')

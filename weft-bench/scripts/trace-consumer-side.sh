@@ -32,7 +32,7 @@ elif [ $MODE = reads ]; then
   [ $P = haproxy ] || [ $P = nginx ] || ${JAVA_HOME:-$(ls -d /usr/lib/jvm/temurin-25* | head -1)}/bin/jcmd $PID VM.log output=file=$O/pauses.log \
       what=gc,safepoint decorators=timenanos > $O/jcmd.out 2>&1
   perf record -k CLOCK_MONOTONIC -e sock:sk_data_ready,sock:sock_recv_length \
-    -e sched:sched_switch --filter "prev_pid == $TID || next_pid == $TID" -a -o $O/reads.data -- sleep 3 > $O/perf.err 2>&1
+    -e sched:sched_switch/call-graph=fp/ --filter "prev_pid == $TID || next_pid == $TID" -a -o $O/reads.data -- sleep 3 > $O/perf.err 2>&1
   perf script -i $O/reads.data -s $(dirname $0)/perf-reads.py 2>>$O/perf.err | gzip > $O/reads.txt.gz
   rm -f $O/reads.data
   python3 $(dirname $0)/unread-ages.py $O > $O/unread-ages.txt

@@ -24,8 +24,8 @@ for line in gzip.open(os.path.join(d, 'reads.txt.gz'), 'rt'):
     f = line.split()
     if len(f) >= 4 and f[2] in ('ready', 'recv'):
         events.append((int(f[0]), float(f[1]), f[2], f[3], int(f[4]) if f[2] == 'recv' else 0))
-    elif len(f) == 6 and f[2] == 'switch':
-        switches.append((float(f[1]), int(f[3]), int(f[4]), int(f[5])))
+    elif len(f) == 7 and f[2] == 'switch':
+        switches.append((float(f[1]), int(f[3]), int(f[4]), int(f[5]), f[6]))
 # The sockets the app writes into: readiness fires in the sender's thread on loopback, unless the kernel defers
 # the receive to ksoftirqd; once a socket is known as the app's, all of its readiness events count.
 fed = {sk for tid, _, ev, sk, _ in events if ev == 'ready' and tid in app}
@@ -58,12 +58,24 @@ for lim in (0.1, 0.5, 1, 2, 5, 10):
 
 # The event loop's silences, and its state through them.
 reads_at = [t for tid, t, ev, _, n in events if tid == loop and ev == 'recv']
-state, since, spent = 'on', None, {'on': 0.0, 'runnable': 0.0, 'asleep': 0.0}
+state, spent = 'on', {}
+
+
+def where_asleep(stack):
+    """The call the loop sleeps in, named by its stack's first telling frame."""
+    for f in stack.split(';'):
+        for k in ('epoll', 'futex', 'nanosleep', 'poll', 'select', 'Safepoint', 'Monitor', 'Parker', 'Mutex'):
+            if k.lower() in f.lower():
+                return f
+    return stack.split(';')[0][:40]
+
+
+
 silences = [(a, b) for a, b in zip(reads_at, reads_at[1:]) if b - a >= 0.002]
 timeline = []  # (time, state from then on)
-for t, prev, prev_state, nxt in switches:
+for t, prev, prev_state, nxt, stack in switches:
     if prev == loop:
-        timeline.append((t, 'runnable' if prev_state == 0 else 'asleep'))
+        timeline.append((t, 'runnable' if prev_state == 0 else 'asleep:' + where_asleep(stack)))
     elif nxt == loop:
         timeline.append((t, 'on'))
 i = 0
@@ -73,13 +85,13 @@ for a, b in silences:
         i += 1
     t, j = a, i
     while j < len(timeline) and timeline[j][0] < b:
-        spent[state] += timeline[j][0] - t
+        spent[state] = spent.get(state, 0.0) + timeline[j][0] - t
         t, state = timeline[j]
         j += 1
-    spent[state] += b - t
+    spent[state] = spent.get(state, 0.0) + b - t
 total = sum(spent.values())
 print(f'event loop silences >= 2 ms: {len(silences)}, {total:.3f} s of {span:.2f} s; through them '
-      + ', '.join(f'{k} {v / total * 100:.0f} %' for k, v in spent.items() if total))
+      + ', '.join(f'{k} {v / total * 100:.0f} %' for k, v in sorted(spent.items(), key=lambda kv: -kv[1]) if total))
 print('longest silences ms: ' + ' '.join(f'{(b - a) * 1e3:.1f}' for a, b in sorted(silences, key=lambda s: s[0] - s[1])[:10]))
 
 pauses_path = os.path.join(d, 'pauses.log')
