@@ -1,8 +1,9 @@
 """What the samplers beside `./weft bench` share: finding the mesh's processes and asking them over kept-alive HTTP.
 
 Imported by provider-inflight.py and where-requests-wait.py (run from any directory; they add this one to the path).
+Run as `mesh_procs.py roles` it prints "TID ROLE" for every thread of the mesh's processes (trace-consumer-side.sh).
 """
-import http.client, os, re, subprocess
+import http.client, os, re, subprocess, sys
 
 
 def cmdlines():
@@ -42,3 +43,44 @@ def get(conns, key, port, path):
     except Exception:
         conns.pop(key, None)
         return None
+
+
+def role(argv):
+    """What a process is in the mesh, from its argv, or None: sidecar:SERVICE, provider:NAME, consumer-app, bench,
+    wrk, or haproxy/nginx/caddy:consumer|provider (the bench names their configurations after the side)."""
+    a = [x.decode(errors='replace') for x in argv]
+    name = os.path.basename(a[0]) if a else ''
+    if 'dev.weft.cli.WeftCli' in a:
+        cmd = a[a.index('dev.weft.cli.WeftCli') + 1] if a.index('dev.weft.cli.WeftCli') + 1 < len(a) else ''
+        if cmd == 'sidecar' and '--service' in a:
+            return 'sidecar:' + a[a.index('--service') + 1]
+        if cmd == 'provider' and '--name' in a:
+            return 'provider:' + a[a.index('--name') + 1]
+        return {'consumer': 'consumer-app', 'bench': 'bench'}.get(cmd, 'weft:' + cmd)
+    if name in ('wrk', 'haproxy', 'nginx', 'caddy'):
+        if name == 'wrk':
+            return name
+        joined = ' '.join(a)
+        return name + (':consumer' if 'consumer' in joined else ':provider' if 'provider' in joined else '')
+    return None
+
+
+def roles():
+    """{tid: role} of every thread of every process in the mesh."""
+    out = {}
+    for pid in os.listdir('/proc'):
+        if not pid.isdigit():
+            continue
+        try:
+            r = role(open(f'/proc/{pid}/cmdline', 'rb').read().split(b'\0'))
+            tids = os.listdir(f'/proc/{pid}/task') if r else []
+        except OSError:
+            continue
+        for t in tids:
+            out[int(t)] = r
+    return out
+
+
+if __name__ == '__main__' and sys.argv[1:] == ['roles']:
+    for t, r in sorted(roles().items()):
+        print(t, r)

@@ -7,7 +7,8 @@
 #   reads: records for 3 s when bytes become readable on every socket and when each socket is read (kernel
 #          tracepoints sock:sk_data_ready and sock:sock_recv_length), and prints how long the consumer app's requests
 #          wait in the proxy's sockets before the proxy reads them, and where its event loop was while they waited
-#          (its context switches, sched:sched_switch; unread-ages.py).
+#          (its context switches, sched:sched_switch; unread-ages.py); and how bunched the messages are on each
+#          edge of the mesh (sender process -> reader process; edge-bursts.py).
 MODE=$1; P=$2; O=$3; mkdir -p $O
 timeout 600 ./weft bench --profile issue12 --planes $P --proxy-threads 1 --rounds 1 --results $O/res "${@:5}" > $O/bench.out 2>&1 &
 B=$!
@@ -31,11 +32,13 @@ elif [ $MODE = reads ]; then
   # A Weft sidecar's pauses (collections, safepoints) on the same clock as perf's events (CLOCK_MONOTONIC).
   [ $P = haproxy ] || [ $P = nginx ] || ${JAVA_HOME:-$(ls -d /usr/lib/jvm/temurin-25* | head -1)}/bin/jcmd $PID VM.log output=file=$O/pauses.log \
       what=gc,safepoint decorators=timenanos > $O/jcmd.out 2>&1
+  python3 $(dirname $0)/mesh_procs.py roles > $O/tid-roles.txt  # every mesh thread's process, for edge-bursts.py
   perf record -k CLOCK_MONOTONIC -e sock:sk_data_ready,sock:sock_recv_length \
     -e sched:sched_switch/call-graph=fp/ --filter "prev_pid == $TID || next_pid == $TID" -a -o $O/reads.data -- sleep 3 > $O/perf.err 2>&1
   perf script -i $O/reads.data -s $(dirname $0)/perf-reads.py 2>>$O/perf.err | gzip > $O/reads.txt.gz
   rm -f $O/reads.data
   python3 $(dirname $0)/unread-ages.py $O > $O/unread-ages.txt
+  python3 $(dirname $0)/edge-bursts.py $O > $O/edge-bursts.txt
 else
   perf sched record -a -o $O/sched.data -- sleep 5 > $O/perf.err 2>&1
   perf sched latency -i $O/sched.data -s max > $O/latency.txt 2>>$O/perf.err

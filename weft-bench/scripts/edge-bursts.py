@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""How bunched the mesh's messages travel on each of its edges (which process sends to which).
+
+Usage: edge-bursts.py DIR   (made by `trace-consumer-side.sh reads`: reads.txt.gz from perf-reads.py, tid-roles.txt)
+
+A message is the first time a socket becomes readable (sock:sk_data_ready, fired in the sender's thread on loopback)
+since its reader last read bytes from it (sock:sock_recv_length); an edge is the pair (sender's process, reader's
+process), from tid-roles.txt. For each edge, the messages are counted in bins of 1 and 5 ms: the variance over the
+mean (1 for messages that arrive independently, larger the more they come in bunches) and the share of empty bins.
+Readiness the kernel delivered from ksoftirqd has no sending process and is left out.
+"""
+import gzip, os, statistics as st, sys
+
+d = sys.argv[1]
+roles = {int(l.split()[0]): l.split()[1] for l in open(os.path.join(d, 'tid-roles.txt'))}
+events = []
+for line in gzip.open(os.path.join(d, 'reads.txt.gz'), 'rt'):
+    f = line.split()
+    if len(f) >= 4 and f[2] in ('ready', 'recv'):
+        events.append((float(f[1]), f[2], int(f[0]), f[3], int(f[4]) if f[2] == 'recv' else 0))
+events.sort(key=lambda e: e[0])
+reader = {}
+for t, kind, tid, sk, n in events:
+    if kind == 'recv' and n > 0 and tid in roles:
+        reader.setdefault(sk, roles[tid])
+unread, edges = set(), {}
+for t, kind, tid, sk, n in events:
+    if kind == 'ready':
+        if sk not in unread and tid in roles and sk in reader:
+            unread.add(sk)
+            edges.setdefault((roles[tid], reader[sk]), []).append(t)
+    elif n > 0:
+        unread.discard(sk)
+t0, span = events[0][0], events[-1][0] - events[0][0]
+print(f'{span:.2f} s traced; per edge: messages/s, then per 1 ms and 5 ms bin: variance/mean, empty bins')
+for (a, b), ts in sorted(edges.items(), key=lambda kv: -len(kv[1])):
+    if len(ts) / span < 100:
+        continue
+    cells = []
+    for w in (0.001, 0.005):
+        c = [0] * (int(span / w) + 1)
+        for t in ts:
+            c[int((t - t0) / w)] += 1
+        m = st.mean(c)
+        cells.append(f'{st.pvariance(c) / m:6.1f} {sum(1 for x in c if x == 0) / len(c) * 100:4.0f} %')
+    print(f'{a:>20} -> {b:<20} {len(ts) / span:7.0f}/s   1 ms: {cells[0]}   5 ms: {cells[1]}')
