@@ -7,9 +7,17 @@ A message is the first time a socket becomes readable (sock:sk_data_ready, fired
 since its reader last read bytes from it (sock:sock_recv_length); an edge is the pair (sender's process, reader's
 process), from tid-roles.txt. For each edge, the messages are counted in bins of 1 and 5 ms: the variance over the
 mean (1 for messages that arrive independently, larger the more they come in bunches) and the share of empty bins.
+The edges into and out of the three example providers are also shown summed ("providers").
 Readiness the kernel delivered from ksoftirqd has no sending process and is left out.
 """
 import gzip, os, statistics as st, sys
+
+
+
+def signed(n):
+    """A read's result: bytes, or a negative errno (traces made before perf-reads.py signed it hold it unsigned)."""
+    return n - (1 << 32) if n >= 1 << 31 else n
+
 
 d = sys.argv[1]
 roles = {int(l.split()[0]): l.split()[1] for l in open(os.path.join(d, 'tid-roles.txt'))}
@@ -17,7 +25,7 @@ events = []
 for line in gzip.open(os.path.join(d, 'reads.txt.gz'), 'rt'):
     f = line.split()
     if len(f) >= 4 and f[2] in ('ready', 'recv'):
-        events.append((float(f[1]), f[2], int(f[0]), f[3], int(f[4]) if f[2] == 'recv' else 0))
+        events.append((float(f[1]), f[2], int(f[0]), f[3], signed(int(f[4])) if f[2] == 'recv' else 0))
 events.sort(key=lambda e: e[0])
 reader = {}
 for t, kind, tid, sk, n in events:
@@ -29,11 +37,15 @@ for t, kind, tid, sk, n in events:
         if sk not in unread and tid in roles and sk in reader:
             unread.add(sk)
             edges.setdefault((roles[tid], reader[sk]), []).append(t)
+            # The three providers taken together too: a load split 1:2:3 is less bunched per provider.
+            a, b = ('providers' if r.startswith('provider:') else r for r in (roles[tid], reader[sk]))
+            if (a, b) != (roles[tid], reader[sk]):
+                edges.setdefault((a, b), []).append(t)
     elif n > 0:
         unread.discard(sk)
 t0, span = events[0][0], events[-1][0] - events[0][0]
 print(f'{span:.2f} s traced; per edge: messages/s, then per 1 ms and 5 ms bin: variance/mean, empty bins')
-for (a, b), ts in sorted(edges.items(), key=lambda kv: -len(kv[1])):
+for (a, b), ts in sorted(edges.items(), key=lambda kv: (-len(kv[1]), kv[0])):
     if len(ts) / span < 100:
         continue
     cells = []

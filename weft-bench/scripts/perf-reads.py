@@ -7,7 +7,8 @@ def sock__sk_data_ready(*a):
 
 
 def sock__sock_recv_length(*a):
-    print(a[5], f'{a[3]}.{a[4]:09d}', 'recv', hex(a[8]), a[11])
+    # The byte count, or a negative errno (-11: nothing to read), which perf hands over as unsigned.
+    print(a[5], f'{a[3]}.{a[4]:09d}', 'recv', hex(a[8]), a[11] - (1 << 32) if a[11] >= 1 << 31 else a[11])
 
 
 def sched__sched_switch(*a):

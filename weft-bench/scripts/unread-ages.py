@@ -16,6 +16,13 @@ sidecar also how much of that time its JVM's safepoints cover (pauses.log: -Xlog
 """
 import gzip, os, re, sys
 
+
+
+def signed(n):
+    """A read's result: bytes, or a negative errno (traces made before perf-reads.py signed it hold it unsigned)."""
+    return n - (1 << 32) if n >= 1 << 31 else n
+
+
 d = sys.argv[1]
 app = {int(l) for l in open(os.path.join(d, 'app-threads.txt')) if l.strip()}
 loop = int(open(os.path.join(d, 'target.txt')).read().split()[3])
@@ -23,7 +30,7 @@ events = []  # (seconds, kind, tid, ...)
 for line in gzip.open(os.path.join(d, 'reads.txt.gz'), 'rt'):
     f = line.split()
     if len(f) >= 4 and f[2] in ('ready', 'recv'):
-        events.append((float(f[1]), f[2], int(f[0]), f[3], int(f[4]) if f[2] == 'recv' else 0))
+        events.append((float(f[1]), f[2], int(f[0]), f[3], signed(int(f[4])) if f[2] == 'recv' else 0))
     elif len(f) >= 7 and f[2] == 'switch':
         # prev, prev's state (0: still runnable), next, prev's stack, next's name
         events.append((float(f[1]), 'switch', int(f[0]), int(f[3]), int(f[4]), int(f[5]), f[6],

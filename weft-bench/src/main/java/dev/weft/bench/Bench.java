@@ -28,7 +28,7 @@ public final class Bench {
     /** Every data plane the bench knows, in the order the tables list them. */
     public static final List<String> ALL_PLANES =
             List.of("direct", "weft", "weft-mtls", "weft-off", "weft-bare", "weft-notrace", "weft-nometrics",
-                    "weft-trace-all", "weft-1w",
+                    "weft-trace-all", "weft-1w", "weft-wrr",
                     "weft-vt", "weft-http1", "nginx", "nginx-tls", "haproxy", "haproxy-tls", "caddy");
     /**
      * The data planes of the per-hop measurement: of Weft's variants weft-bare, which prices observability, and the
@@ -297,6 +297,10 @@ public final class Bench {
             case "weft-trace-all" -> new WeftDataPlane("weft-trace-all", "event-loop", null, sidecarJvm,
                     List.of("--trace-sample", "1"));
             case "weft-1w" -> new WeftDataPlane("weft-1w", "event-loop", null, sidecarJvm, List.of("--workers", "1"));
+            // HAProxy's and nginx's balancing (a smooth weighted rotation) in place of the default p2c-peak-ewma:
+            // separates what the balancer does to the mesh's waves from what the rest of the sidecar does.
+            case "weft-wrr" -> new WeftDataPlane("weft-wrr", "event-loop", null, sidecarJvm,
+                    List.of("--balancer", "weighted-round-robin"));
             // Issue 13: mTLS on the mesh link as users run it (strict, a join token per sidecar), and the same
             // sidecars with TLS off, the baseline that prices it in the same run.
             case "weft-mtls" -> new WeftDataPlane("weft-mtls", "event-loop", null, sidecarJvm).withMtls("strict");
