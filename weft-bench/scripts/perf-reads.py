@@ -1,5 +1,5 @@
 # A `perf script -s` handler: prints, per event, "TID SECONDS ready|recv SOCKET [BYTES]" for the two socket
-# tracepoints trace-consumer-side.sh records, and "TID SECONDS switch PREV_TID PREV_STATE NEXT_TID STACK NEXT_NAME" for its
+# tracepoints trace-consumer-side.sh records, and "TID SECONDS switch PREV_TID PREV_STATE NEXT_TID STACK NEXT_NAME PREV_NAME" for its
 # context switches (perf's text output leaves sk_data_ready's socket address out).
 # perf passes each tracepoint's common fields, then its own fields, positionally.
 def sock__sk_data_ready(*a):
@@ -12,8 +12,9 @@ def sock__sock_recv_length(*a):
 
 
 def sched__sched_switch(*a):
-    # When the event loop is switched out, where: the innermost named frames of its stack (kernel, then libjvm).
+    # When the event loop is switched out, where: the innermost named frames of its stack (kernel, then libjvm;
+    # none when recorded without call graphs). And the name of the task switched out, for cpu-runs.py.
     frames = [f['sym']['name'] for f in (a[7] or []) if f.get('sym') and f['sym'].get('name')][:24]
     # And who takes the core from it: the next task's name (spaces made underscores, so the line splits on blanks).
     print(a[5], f'{a[3]}.{a[4]:09d}', 'switch', a[9], a[11], a[13], ';'.join(frames) or '-',
-          str(a[12]).replace(' ', '_'))
+          str(a[12]).replace(' ', '_'), str(a[8]).replace(' ', '_'))

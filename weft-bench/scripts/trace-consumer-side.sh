@@ -1,5 +1,5 @@
 #!/bin/bash
-# Usage: trace-consumer-side.sh epoll|sched|reads PLANE OUTDIR SECONDS [BENCH OPTIONS...] (from a built clone's root)
+# Usage: trace-consumer-side.sh epoll|sched|reads|runs PLANE OUTDIR SECONDS [BENCH OPTIONS...] (from a built clone's root)
 # Runs one `./weft bench --profile issue12` round of PLANE at 1 thread and, SECONDS after the plane starts (inside
 # its load), either
 #   epoll: perf-traces the consumer-side proxy's event-loop thread's epoll waits for 10 s (epoll-stats.py reads it),
@@ -8,7 +8,9 @@
 #          tracepoints sock:sk_data_ready and sock:sock_recv_length), and prints how long the consumer app's requests
 #          wait in the proxy's sockets before the proxy reads them, and where its event loop was while they waited
 #          (its context switches, sched:sched_switch; unread-ages.py); and how bunched the messages are on each
-#          edge of the mesh (sender process -> reader process; edge-bursts.py).
+#          edge of the mesh (sender process -> reader process; edge-bursts.py), or
+#   runs:  records every context switch on the machine for 3 s and prints, per process and thread name, how long
+#          its threads ran at a stretch (cpu-runs.py): what holds a core for milliseconds while the mesh waits.
 MODE=$1; P=$2; O=$3; mkdir -p $O
 timeout 600 ./weft bench --profile issue12 --planes $P --proxy-threads 1 --rounds 1 --results $O/res "${@:5}" > $O/bench.out 2>&1 &
 B=$!
@@ -39,6 +41,12 @@ elif [ $MODE = reads ]; then
   rm -f $O/reads.data
   python3 $(dirname $0)/unread-ages.py $O > $O/unread-ages.txt
   python3 $(dirname $0)/edge-bursts.py $O > $O/edge-bursts.txt
+elif [ $MODE = runs ]; then
+  python3 $(dirname $0)/mesh_procs.py roles > $O/tid-roles.txt
+  perf record -k CLOCK_MONOTONIC -e sched:sched_switch -a -o $O/runs.data -- sleep 3 > $O/perf.err 2>&1
+  perf script -i $O/runs.data -s $(dirname $0)/perf-reads.py 2>>$O/perf.err | gzip > $O/runs.txt.gz
+  rm -f $O/runs.data
+  python3 $(dirname $0)/cpu-runs.py $O > $O/cpu-runs.txt
 else
   perf sched record -a -o $O/sched.data -- sleep 5 > $O/perf.err 2>&1
   perf sched latency -i $O/sched.data -s max > $O/latency.txt 2>>$O/perf.err
