@@ -1,8 +1,10 @@
 #!/bin/bash
 # Usage: trace-consumer-side.sh epoll|sched|reads|runs PLANE OUTDIR SECONDS [BENCH OPTIONS...] (from a built clone's root)
 # Runs one `./weft bench --profile issue12` round of PLANE at 1 thread and, SECONDS after the plane starts (inside
-# its load), either
-#   epoll: perf-traces the consumer-side proxy's event-loop thread's epoll waits for 10 s (epoll-stats.py reads it),
+# its load; the round lasts its warm-up, until the rate is stable, plus 20 s: here about 50 s for HAProxy and nginx and
+# 100-160 s for Weft, so 35 and 75 fall inside it), either
+#   epoll: perf-traces the consumer-side proxy's event-loop thread's epoll waits for 10 s
+#          (results/2026-12-04-s19/epoll-wakeups/epoll-stats.py reads it),
 #   sched: records every task's scheduling for 5 s and prints each task name's wake-up delays (perf sched latency), or
 #   reads: records for 3 s when bytes become readable on every socket and when each socket is read (kernel
 #          tracepoints sock:sk_data_ready and sock:sock_recv_length), and prints how long the consumer app's requests
