@@ -8,23 +8,21 @@ from tid-roles.txt, else "other") and thread name: its share of the two cores, i
 more, and its longest. A thread that holds a core for milliseconds while the mesh's requests wait leaves one core
 for everything else: that is what to look for beside the proxies' own event loops.
 """
-import gzip, os, sys
+import os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from perf_events import load
 
 d = sys.argv[1]
 roles = {int(l.split()[0]): l.split()[1] for l in open(os.path.join(d, 'tid-roles.txt'))}
-since, name, runs, first, last = {}, {}, {}, None, None
-for line in gzip.open(os.path.join(d, 'runs.txt.gz'), 'rt'):
-    f = line.split()
-    if len(f) < 9 or f[2] != 'switch':
-        continue
-    t, prev, nxt = float(f[1]), int(f[3]), int(f[5])
-    first = t if first is None else first
-    last = t
+switches = [e for e in load(os.path.join(d, 'runs.txt.gz')) if e[1] == 'switch']
+since, name, runs = {}, {}, {}
+for t, _, _, prev, _, nxt, _, next_name, prev_name in switches:
     if prev in since and prev != 0:
         runs.setdefault(prev, []).append(t - since.pop(prev))
-        name[prev] = f[8]
+        name[prev] = prev_name
     since[nxt] = t
-    name.setdefault(nxt, f[7])
+    name.setdefault(nxt, next_name)
+first, last = switches[0][0], switches[-1][0]
 span = last - first
 groups = {}
 for tid, rs in runs.items():

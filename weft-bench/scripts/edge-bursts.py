@@ -10,23 +10,13 @@ mean (1 for messages that arrive independently, larger the more they come in bun
 The edges into and out of the three example providers are also shown summed ("providers").
 Readiness the kernel delivered from ksoftirqd has no sending process and is left out.
 """
-import gzip, os, statistics as st, sys
-
-
-
-def signed(n):
-    """A read's result: bytes, or a negative errno (traces made before perf-reads.py signed it hold it unsigned)."""
-    return n - (1 << 32) if n >= 1 << 31 else n
-
+import os, statistics as st, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from perf_events import load
 
 d = sys.argv[1]
 roles = {int(l.split()[0]): l.split()[1] for l in open(os.path.join(d, 'tid-roles.txt'))}
-events = []
-for line in gzip.open(os.path.join(d, 'reads.txt.gz'), 'rt'):
-    f = line.split()
-    if len(f) >= 4 and f[2] in ('ready', 'recv'):
-        events.append((float(f[1]), f[2], int(f[0]), f[3], signed(int(f[4])) if f[2] == 'recv' else 0))
-events.sort(key=lambda e: e[0])
+events = [e for e in load(os.path.join(d, 'reads.txt.gz')) if e[1] != 'switch']
 reader = {}
 for t, kind, tid, sk, n in events:
     if kind == 'recv' and n > 0 and tid in roles:

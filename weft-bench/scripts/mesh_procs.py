@@ -6,17 +6,20 @@ Run as `mesh_procs.py roles` it prints "TID ROLE" for every thread of the mesh's
 import http.client, os, re, subprocess, sys
 
 
-def cmdlines():
-    """(pid, argv as bytes) of every Weft CLI process (`dev.weft.cli.WeftCli ...`) running now."""
+def processes():
+    """(pid, argv as bytes) of every process running now."""
     for pid in os.listdir('/proc'):
         if not pid.isdigit():
             continue
         try:
-            c = open(f'/proc/{pid}/cmdline', 'rb').read().split(b'\0')
+            yield pid, open(f'/proc/{pid}/cmdline', 'rb').read().split(b'\0')
         except OSError:
             continue
-        if b'dev.weft.cli.WeftCli' in c:
-            yield pid, c
+
+
+def cmdlines():
+    """(pid, argv as bytes) of every Weft CLI process (`dev.weft.cli.WeftCli ...`) running now."""
+    return ((pid, c) for pid, c in processes() if b'dev.weft.cli.WeftCli' in c)
 
 
 def providers():
@@ -68,11 +71,9 @@ def role(argv):
 def roles():
     """{tid: role} of every thread of every process in the mesh."""
     out = {}
-    for pid in os.listdir('/proc'):
-        if not pid.isdigit():
-            continue
+    for pid, argv in processes():
+        r = role(argv)
         try:
-            r = role(open(f'/proc/{pid}/cmdline', 'rb').read().split(b'\0'))
             tids = os.listdir(f'/proc/{pid}/task') if r else []
         except OSError:
             continue

@@ -12,9 +12,9 @@ def sock__sock_recv_length(*a):
 
 
 def sched__sched_switch(*a):
-    # When the event loop is switched out, where: the innermost named frames of its stack (kernel, then libjvm;
-    # none when recorded without call graphs). And the name of the task switched out, for cpu-runs.py.
+    # Where the task switched out was: the innermost named frames of its stack (kernel, then libjvm; none when
+    # recorded without call graphs); then the names of the task switched in and of the one switched out (spaces made
+    # underscores, so the line splits on blanks). perf_events.py reads these lines.
     frames = [f['sym']['name'] for f in (a[7] or []) if f.get('sym') and f['sym'].get('name')][:24]
-    # And who takes the core from it: the next task's name (spaces made underscores, so the line splits on blanks).
     print(a[5], f'{a[3]}.{a[4]:09d}', 'switch', a[9], a[11], a[13], ';'.join(frames) or '-',
           str(a[12]).replace(' ', '_'), str(a[8]).replace(' ', '_'))

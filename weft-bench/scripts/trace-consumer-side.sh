@@ -26,9 +26,10 @@ else
   TID=$(for t in /proc/$PID/task/*; do echo "$(basename $t) $(cat $t/comm)"; done | grep -i worker | head -1 | cut -d' ' -f1)
 fi
 for t in /proc/$PID/task/*; do echo "$(basename $t) $(cat $t/comm)"; done > $O/threads.txt
-# The consumer app: its threads send the requests the proxy reads.
-APP=$(for p in $(pgrep java); do tr '\0' ' ' < /proc/$p/cmdline | grep -q -- "consumer.*--provider-url" && echo $p; done | head -1)
-ls /proc/$APP/task > $O/app-threads.txt
+# Every mesh thread's process (edge-bursts.py, cpu-runs.py); of them the consumer app's, which send the requests the
+# proxy reads (unread-ages.py).
+python3 $(dirname $0)/mesh_procs.py roles > $O/tid-roles.txt
+awk '$2 == "consumer-app" { print $1 }' $O/tid-roles.txt > $O/app-threads.txt
 echo "pid $PID tid $TID" > $O/target.txt
 if [ $MODE = epoll ]; then
   timeout 10 perf trace -t $TID -e 'epoll_wait,epoll_pwait,epoll_pwait2' -o $O/trace.txt 2>$O/perf.err
@@ -36,7 +37,6 @@ elif [ $MODE = reads ]; then
   # A Weft sidecar's pauses (collections, safepoints) on the same clock as perf's events (CLOCK_MONOTONIC).
   [ $P = haproxy ] || [ $P = nginx ] || ${JAVA_HOME:-$(ls -d /usr/lib/jvm/temurin-25* | head -1)}/bin/jcmd $PID VM.log output=file=$O/pauses.log \
       what=gc,safepoint decorators=timenanos > $O/jcmd.out 2>&1
-  python3 $(dirname $0)/mesh_procs.py roles > $O/tid-roles.txt  # every mesh thread's process, for edge-bursts.py
   perf record -k CLOCK_MONOTONIC -e sock:sk_data_ready,sock:sock_recv_length \
     -e sched:sched_switch/call-graph=fp/ --filter "prev_pid == $TID || next_pid == $TID" -a -o $O/reads.data -- sleep 3 > $O/perf.err 2>&1
   perf script -i $O/reads.data -s $(dirname $0)/perf-reads.py 2>>$O/perf.err | gzip > $O/reads.txt.gz
@@ -44,7 +44,6 @@ elif [ $MODE = reads ]; then
   python3 $(dirname $0)/unread-ages.py $O > $O/unread-ages.txt
   python3 $(dirname $0)/edge-bursts.py $O > $O/edge-bursts.txt
 elif [ $MODE = runs ]; then
-  python3 $(dirname $0)/mesh_procs.py roles > $O/tid-roles.txt
   perf record -k CLOCK_MONOTONIC -e sched:sched_switch -a -o $O/runs.data -- sleep 3 > $O/perf.err 2>&1
   perf script -i $O/runs.data -s $(dirname $0)/perf-reads.py 2>>$O/perf.err | gzip > $O/runs.txt.gz
   rm -f $O/runs.data

@@ -14,28 +14,14 @@ loop was, from its context switches: on a core; switched out while runnable (pre
 asleep (named by the call it sleeps in; the time from its wake-up to running again counts here too). With a Weft
 sidecar also how much of that time its JVM's safepoints cover (pauses.log: -Xlog safepoint lines on perf's clock).
 """
-import gzip, os, re, sys
-
-
-
-def signed(n):
-    """A read's result: bytes, or a negative errno (traces made before perf-reads.py signed it hold it unsigned)."""
-    return n - (1 << 32) if n >= 1 << 31 else n
-
+import os, re, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from perf_events import load
 
 d = sys.argv[1]
 app = {int(l) for l in open(os.path.join(d, 'app-threads.txt')) if l.strip()}
 loop = int(open(os.path.join(d, 'target.txt')).read().split()[3])
-events = []  # (seconds, kind, tid, ...)
-for line in gzip.open(os.path.join(d, 'reads.txt.gz'), 'rt'):
-    f = line.split()
-    if len(f) >= 4 and f[2] in ('ready', 'recv'):
-        events.append((float(f[1]), f[2], int(f[0]), f[3], signed(int(f[4])) if f[2] == 'recv' else 0))
-    elif len(f) >= 7 and f[2] == 'switch':
-        # prev, prev's state (0: still runnable), next, prev's stack, next's name
-        events.append((float(f[1]), 'switch', int(f[0]), int(f[3]), int(f[4]), int(f[5]), f[6],
-                       f[7] if len(f) > 7 else '?'))
-events.sort(key=lambda e: e[0])
+events = load(os.path.join(d, 'reads.txt.gz'))
 # The app's sockets into the proxy: written by the app's threads and read by the loop. (The app also writes to
 # the load generator's sockets; the loop also reads the link and the providers' side.)
 fed = ({e[3] for e in events if e[1] == 'ready' and e[2] in app}
@@ -51,14 +37,14 @@ def where_asleep(stack):
     return stack.split(';')[0][:40]
 
 
-pending, waits, state, taker, last = {}, [], 'on', None, events[0][0]
+pending, waits, state, taker, last = {}, [], 'on a core', None, events[0][0]
 # Running totals, so each wait can say what the loop did meanwhile: its time on a core, its wake-ups (switched
 # in), and its reads that returned bytes (of any socket, and of the app's).
 on_core, wakes, reads, app_reads, during = 0.0, 0, 0, 0, []
 waiting_in, taken_by = {}, {}  # time with a request unread, by the loop's state; and by who took its core
 for e in events:
     t = e[0]
-    if state == 'on a core' or state == 'on':
+    if state == 'on a core':
         on_core += t - last
     if pending:
         waiting_in[state] = waiting_in.get(state, 0.0) + t - last
