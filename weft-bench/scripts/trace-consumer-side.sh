@@ -1,22 +1,24 @@
 #!/bin/bash
 # Usage: trace-consumer-side.sh epoll|sched|reads|runs PLANE OUTDIR SECONDS [BENCH OPTIONS...] (from a built clone's root)
-# Runs one `./weft bench --profile issue12` round of PLANE at 1 thread and, SECONDS after the plane starts (inside
-# its load; the round lasts its warm-up, until the rate is stable, plus 20 s: here about 50 s for HAProxy and nginx and
-# 100-160 s for Weft, so 35 and 75 fall inside it), either
+# Runs one `./weft bench --profile issue12` round of PLANE at 1 thread and, SECONDS after its measured wrk run starts
+# (the round's 20 s window: 8 leaves the run's start behind and ends inside it; before that run, a Weft plane's
+# JIT-settling steps and the 30 s warm-up each restart wrk, whose 512 connections then start in the same instant),
+# either
 #   epoll: perf-traces the consumer-side proxy's event-loop thread's epoll waits for 10 s
 #          (results/2026-12-04-s19/epoll-wakeups/epoll-stats.py reads it),
 #   sched: records every task's scheduling for 5 s and prints each task name's wake-up delays (perf sched latency), or
 #   reads: records for 3 s when bytes become readable on every socket and when each socket is read (kernel
 #          tracepoints sock:sk_data_ready and sock:sock_recv_length), and prints how long the consumer app's requests
 #          wait in the proxy's sockets before the proxy reads them, and where its event loop was while they waited
-#          (its context switches, sched:sched_switch; unread-ages.py); and how bunched the messages are on each
-#          edge of the mesh (sender process -> reader process; edge-bursts.py), or
+#          (its context switches, sched:sched_switch; unread-ages.py); how bunched the messages are on each
+#          edge of the mesh (sender process -> reader process; edge-bursts.py); and whether the bunches ride the
+#          loop from one cycle to the next (cycle-memory.py), or
 #   runs:  records every context switch on the machine for 3 s and prints, per process and thread name, how long
 #          its threads ran at a stretch (cpu-runs.py): what holds a core for milliseconds while the mesh waits.
 MODE=$1; P=$2; O=$3; mkdir -p $O
 timeout 600 ./weft bench --profile issue12 --planes $P --proxy-threads 1 --rounds 1 --results $O/res "${@:5}" > $O/bench.out 2>&1 &
 B=$!
-for i in $(seq 1 300); do grep -q "starting" $O/bench.out 2>/dev/null && break; sleep 1; done
+for i in $(seq 1 500); do grep -q "wrk  measuring" $O/res/bench.log 2>/dev/null && break; sleep 1; done
 sleep $4
 if [ $P = haproxy ]; then
   PID=$(for p in $(pgrep -x haproxy); do tr '\0' ' ' < /proc/$p/cmdline | grep -q consumer && echo $p; done | head -1)
@@ -43,6 +45,7 @@ elif [ $MODE = reads ]; then
   rm -f $O/reads.data
   python3 $(dirname $0)/unread-ages.py $O > $O/unread-ages.txt
   python3 $(dirname $0)/edge-bursts.py $O > $O/edge-bursts.txt
+  python3 $(dirname $0)/cycle-memory.py $O > $O/cycle-memory.txt
 elif [ $MODE = runs ]; then
   perf record -k CLOCK_MONOTONIC -e sched:sched_switch -a -o $O/runs.data -- sleep 3 > $O/perf.err 2>&1
   perf script -i $O/runs.data -s $(dirname $0)/perf-reads.py 2>>$O/perf.err | gzip > $O/runs.txt.gz
