@@ -12,26 +12,13 @@ rate at which the peaks fall is how fast the mesh spreads a bunch out: the lower
 """
 import os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from perf_events import load
+from perf_events import load, messages, roles
 
 d = sys.argv[1]
-roles = {int(l.split()[0]): l.split()[1] for l in open(os.path.join(d, 'tid-roles.txt'))}
 events = [e for e in load(os.path.join(d, 'reads.txt.gz')) if e[1] != 'switch']
-reader = {}
-for t, kind, tid, sk, n in events:
-    if kind == 'recv' and n > 0 and tid in roles:
-        reader.setdefault(sk, roles[tid])
 want = sys.argv[2] if len(sys.argv) > 2 else None
-unread, times = set(), []
-for t, kind, tid, sk, n in events:
-    if kind == 'ready':
-        if sk not in unread and tid in roles and sk in reader:
-            unread.add(sk)
-            a, b = roles[tid], reader[sk]
-            if (want is None and a == 'consumer-app' and ':consumer' in b) or f'{a}->{b}' == want:
-                times.append(t)
-    elif n > 0:
-        unread.discard(sk)
+times = [t for t, a, b in messages(events, roles(d))
+         if (want is None and a == 'consumer-app' and b.endswith(':consumer')) or f'{a}->{b}' == want]
 t0, span = events[0][0], events[-1][0] - events[0][0]
 c = [0] * (int(span * 1000) + 1)
 for t in times:

@@ -12,27 +12,17 @@ Readiness the kernel delivered from ksoftirqd has no sending process and is left
 """
 import os, statistics as st, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from perf_events import load
+from perf_events import load, messages, roles
 
 d = sys.argv[1]
-roles = {int(l.split()[0]): l.split()[1] for l in open(os.path.join(d, 'tid-roles.txt'))}
 events = [e for e in load(os.path.join(d, 'reads.txt.gz')) if e[1] != 'switch']
-reader = {}
-for t, kind, tid, sk, n in events:
-    if kind == 'recv' and n > 0 and tid in roles:
-        reader.setdefault(sk, roles[tid])
-unread, edges = set(), {}
-for t, kind, tid, sk, n in events:
-    if kind == 'ready':
-        if sk not in unread and tid in roles and sk in reader:
-            unread.add(sk)
-            edges.setdefault((roles[tid], reader[sk]), []).append(t)
-            # The three providers taken together too: a load split 1:2:3 is less bunched per provider.
-            a, b = ('providers' if r.startswith('provider:') else r for r in (roles[tid], reader[sk]))
-            if (a, b) != (roles[tid], reader[sk]):
-                edges.setdefault((a, b), []).append(t)
-    elif n > 0:
-        unread.discard(sk)
+edges = {}
+for t, a, b in messages(events, roles(d)):
+    edges.setdefault((a, b), []).append(t)
+    # The three providers taken together too: a load split 1:2:3 is less bunched per provider.
+    pa, pb = ('providers' if r.startswith('provider:') else r for r in (a, b))
+    if (pa, pb) != (a, b):
+        edges.setdefault((pa, pb), []).append(t)
 t0, span = events[0][0], events[-1][0] - events[0][0]
 print(f'{span:.2f} s traced; per edge: messages/s, then per 1 ms and 5 ms bin: variance/mean, empty bins')
 for (a, b), ts in sorted(edges.items(), key=lambda kv: (-len(kv[1]), kv[0])):

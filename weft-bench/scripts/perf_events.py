@@ -26,3 +26,30 @@ def load(path):
                            f[7] if len(f) > 7 else '?', f[8] if len(f) > 8 else '?'))
     events.sort(key=lambda e: e[0])
     return events
+
+
+def roles(d):
+    """tid -> mesh role, as `mesh_procs.py roles` wrote it into tid-roles.txt beside the trace."""
+    return {int(l.split()[0]): l.split()[1] for l in open(d + '/tid-roles.txt')}
+
+
+def messages(events, role):
+    """The messages between the mesh's processes: (seconds, sender's role, reader's role), in time order.
+
+    A message is the first time a socket becomes readable (sk_data_ready, fired in the sender's thread on loopback)
+    since its reader last read bytes from it. Sockets are named by their reader, the first known thread that read
+    from them. Readiness the kernel delivered from ksoftirqd (a sender outside `role`) is left out, and so is a
+    socket whose reader is not in `role` (a generator started after the role map was made)."""
+    reader = {}
+    for e in events:
+        if e[1] == 'recv' and e[4] > 0 and e[2] in role:
+            reader.setdefault(e[3], role[e[2]])
+    unread, out = set(), []
+    for e in events:
+        if e[1] == 'ready':
+            if e[3] not in unread and e[2] in role and e[3] in reader:
+                unread.add(e[3])
+                out.append((e[0], role[e[2]], reader[e[3]]))
+        elif e[1] == 'recv' and e[4] > 0:
+            unread.discard(e[3])
+    return out
