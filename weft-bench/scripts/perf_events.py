@@ -1,5 +1,6 @@
-"""Reads what perf-reads.py printed (reads.txt.gz, runs.txt.gz): the one parser unread-ages.py, edge-bursts.py and
-cpu-runs.py share.
+"""Reads what perf-reads.py printed (reads.txt.gz, runs.txt.gz): the one parser its readers share (unread-ages.py,
+edge-bursts.py, cycle-memory.py, edge-timeline.py, cpu-runs.py), and the messages between the mesh's processes
+(messages()) for the three that count them.
 
 Each event is a tuple, sorted by time:
   (seconds, 'ready', tid, socket, 0)                 bytes became readable (fired in the sender's thread)
