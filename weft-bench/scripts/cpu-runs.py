@@ -10,10 +10,10 @@ for everything else: that is what to look for beside the proxies' own event loop
 """
 import os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from perf_events import load
+from perf_events import load, roles
 
 d = sys.argv[1]
-roles = {int(l.split()[0]): l.split()[1] for l in open(os.path.join(d, 'tid-roles.txt'))}
+role_of = roles(d)
 switches = [e for e in load(os.path.join(d, 'runs.txt.gz')) if e[1] == 'switch']
 since, name, runs = {}, {}, {}
 for t, _, _, prev, _, nxt, _, next_name, prev_name in switches:
@@ -26,7 +26,7 @@ first, last = switches[0][0], switches[-1][0]
 span = last - first
 groups = {}
 for tid, rs in runs.items():
-    key = (roles.get(tid, 'other'), name.get(tid, '?'))
+    key = (role_of.get(tid, 'other'), name.get(tid, '?'))
     groups.setdefault(key, []).extend(rs)
 print(f'{span:.2f} s traced on 2 cores; per process and thread name: share of the cores, runs >= 1 ms, >= 5 ms, '
       f'longest ms')

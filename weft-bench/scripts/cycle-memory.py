@@ -3,7 +3,7 @@
 
 Usage: cycle-memory.py DIR [EDGE]   (made by `trace-consumer-side.sh reads`: reads.txt.gz, tid-roles.txt)
 
-EDGE is "SENDER->READER" as edge-bursts.py prints it (default: the consumer app's requests into its proxy, whatever
+EDGE is "SENDER -> READER" as edge-bursts.py prints it (spaces optional) (default: the consumer app's requests into its proxy, whatever
 that proxy is). The edge's messages are counted per millisecond and the series' autocorrelation printed by lag. A
 request goes round the loop (wrk, consumer app, proxies, the providers' 50 ms, back) in about 512 / QPS, the cycle:
 if a bunch or a gap rides the loop unchanged, the correlation peaks again at one, two, three cycles and falls slowly
@@ -16,7 +16,7 @@ from perf_events import load, messages, roles
 
 d = sys.argv[1]
 events = [e for e in load(os.path.join(d, 'reads.txt.gz')) if e[1] != 'switch']
-want = sys.argv[2] if len(sys.argv) > 2 else None
+want = sys.argv[2].replace(' ', '') if len(sys.argv) > 2 else None
 times = [t for t, a, b in messages(events, roles(d))
          if (want is None and a == 'consumer-app' and b.endswith(':consumer')) or f'{a}->{b}' == want]
 t0, span = events[0][0], events[-1][0] - events[0][0]

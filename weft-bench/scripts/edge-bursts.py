@@ -3,12 +3,11 @@
 
 Usage: edge-bursts.py DIR   (made by `trace-consumer-side.sh reads`: reads.txt.gz from perf-reads.py, tid-roles.txt)
 
-A message is the first time a socket becomes readable (sock:sk_data_ready, fired in the sender's thread on loopback)
-since its reader last read bytes from it (sock:sock_recv_length); an edge is the pair (sender's process, reader's
-process), from tid-roles.txt. For each edge, the messages are counted in bins of 1 and 5 ms: the variance over the
-mean (1 for messages that arrive independently, larger the more they come in bunches) and the share of empty bins.
-The edges into and out of the three example providers are also shown summed ("providers").
-Readiness the kernel delivered from ksoftirqd has no sending process and is left out.
+The messages are perf_events.messages()'s (a socket's first readiness since its reader last read it); an edge is
+the pair (sender's process, reader's process), from tid-roles.txt. For each edge, the messages are counted in bins
+of 1 and 5 ms: the variance over the mean (1 for messages that arrive independently, larger the more they come in
+bunches) and the share of empty bins. The edges into and out of the three example providers are also shown summed
+("providers").
 """
 import os, statistics as st, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

@@ -8,7 +8,7 @@ Each event is a tuple, sorted by time:
   (seconds, 'switch', tid, prev, prev_state, next, stack, next_name, prev_name)
 Traces made before perf-reads.py printed the names or signed the read's result read the same ('?' for a name).
 """
-import gzip
+import gzip, os
 
 
 def signed(n):
@@ -31,7 +31,7 @@ def load(path):
 
 def roles(d):
     """tid -> mesh role, as `mesh_procs.py roles` wrote it into tid-roles.txt beside the trace."""
-    return {int(l.split()[0]): l.split()[1] for l in open(d + '/tid-roles.txt')}
+    return {int(l.split()[0]): l.split()[1] for l in open(os.path.join(d, 'tid-roles.txt'))}
 
 
 def messages(events, role):
