@@ -95,6 +95,61 @@ class DeadlineTimerTest {
     }
 
     @Test
+    void deadlinesSeveralTurnsOfASmallWheelAheadFireOnceAndNotEarly() throws Exception {
+        // Four slots: the wheel turns every 40 ms, so these deadlines share slots with ones a turn or more apart.
+        DeadlineTimer t = new DeadlineTimer(loop, 4);
+        long now = System.nanoTime();
+        List<Named> all = new java.util.ArrayList<>();
+        for (int ms : new int[] {5, 15, 45, 55, 95, 130, 170}) {
+            all.add(new Named("at" + ms, now + TimeUnit.MILLISECONDS.toNanos(ms)));
+        }
+        Named cancelled = new Named("cancelled", now + TimeUnit.MILLISECONDS.toNanos(55));
+        Named movedBack = new Named("movedBack", now + TimeUnit.MILLISECONDS.toNanos(150));
+        loop.submit(() -> {
+            all.forEach(n -> t.add(n, n.deadline));
+            t.add(cancelled, cancelled.deadline);
+            t.add(movedBack, now + TimeUnit.MILLISECONDS.toNanos(15)); // re-armed to a later turn below
+            t.add(movedBack, movedBack.deadline);
+        }).get(5, TimeUnit.SECONDS);
+        // Hold the loop up for more than a whole turn, so one tick has every slot to check.
+        loop.submit(() -> sleep(100)).get(5, TimeUnit.SECONDS);
+        loop.submit(cancelled::cancelDeadline).get(5, TimeUnit.SECONDS); // past due while held up: may have fired
+        for (Named n : all) {
+            assertThat(n.done.await(5, TimeUnit.SECONDS)).as(n.name).isTrue();
+            assertThat(n.firedAt - n.deadline).as(n.name).isNotNegative();
+        }
+        assertThat(movedBack.done.await(5, TimeUnit.SECONDS)).isTrue();
+        assertThat(movedBack.firedAt - movedBack.deadline).isNotNegative();
+        loop.schedule(() -> { }, 3 * DeadlineTimer.TICK_MILLIS, TimeUnit.MILLISECONDS).get(5, TimeUnit.SECONDS);
+        assertThat(fired).doesNotHaveDuplicates().containsAll(all.stream().map(n -> n.name).toList())
+                .contains("movedBack");
+    }
+
+    @Test
+    void aCancelledDeadlineOfALaterTurnNeverFires() throws Exception {
+        DeadlineTimer t = new DeadlineTimer(loop, 4);
+        long now = System.nanoTime();
+        Named kept = new Named("kept", now + TimeUnit.MILLISECONDS.toNanos(90));
+        Named cancelled = new Named("cancelled", now + TimeUnit.MILLISECONDS.toNanos(90));
+        loop.submit(() -> {
+            t.add(kept, kept.deadline);
+            t.add(cancelled, cancelled.deadline);
+        }).get(5, TimeUnit.SECONDS);
+        loop.schedule(cancelled::cancelDeadline, 30, TimeUnit.MILLISECONDS).get(5, TimeUnit.SECONDS);
+        assertThat(kept.done.await(5, TimeUnit.SECONDS)).isTrue();
+        loop.schedule(() -> { }, 3 * DeadlineTimer.TICK_MILLIS, TimeUnit.MILLISECONDS).get(5, TimeUnit.SECONDS);
+        assertThat(fired).containsExactly("kept");
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Test
     void aLoopsTimerIsUsedOnThatLoopOnly() {
         assertThatThrownBy(() -> DeadlineTimer.of(loop)).isInstanceOf(IllegalStateException.class);
     }

@@ -1,0 +1,35 @@
+#!/bin/bash
+# Usage: profile-window.sh PLANE THREADS OUTDIR [BENCH OPTIONS...] (from a built clone's root; --duration 30s leaves
+# time for the symbol maps)
+# Runs one `./weft bench --profile issue12` round of PLANE at THREADS threads per proxy and, 5 s into its measured wrk
+# run (the 20 s window; before it a Weft plane's JIT-settling steps and warm-up restart wrk), measures one after the
+# other, 5 s each:
+#   cpu.data    CPU samples of the whole machine at 999 Hz, with the Weft sidecars' JIT symbol maps written after it
+#               (jcmd Compiler.perfmap -> /tmp/perf-PID.map, copied beside it), then
+#   counts.txt  every mesh thread's system calls, context switches and CPU time (perf stat per thread: a counter per
+#               thread and event is switched at every context switch, so few events; with 15 the round's proxies
+#               used 45 % more CPU per request),
+# then window-costs.py prints both per request of the round (its QPS from res/rounds.csv), by process role and
+# thread kind, and where the sidecars' CPU goes by code region. For comparing a plane at 1 and 2 threads.
+P=$1; T=$2; O=$3; mkdir -p $O
+S=$(dirname $(readlink -f $0))
+timeout 900 ./weft bench --profile issue12 --planes $P --proxy-threads $T --rounds 1 --results $O/res "${@:4}" > $O/bench.out 2>&1 &
+B=$!
+for i in $(seq 1 600); do grep -q "wrk  measuring" $O/res/bench.log 2>/dev/null && break; sleep 1; done
+sleep 3
+python3 $S/mesh_procs.py roles > $O/tid-roles.txt
+TIDS=$(awk '{print $1}' $O/tid-roles.txt | paste -sd,)
+perf record -a -F 999 -o $O/cpu.data -- sleep 5 > $O/perf-record.err 2>&1
+# The symbol maps, all at once: an attach takes seconds on a loaded machine, and the round ends 20 s in.
+JDK=${JAVA_HOME:-$(ls -d /usr/lib/jvm/temurin-25* | head -1)}
+J=
+for pid in $(for t in $(awk '$2 ~ /^sidecar:/ {print $1}' $O/tid-roles.txt); do awk '/^Tgid/{print $2}' /proc/$t/status 2>/dev/null; done | sort -u); do
+  ( $JDK/bin/jcmd $pid Compiler.perfmap > $O/jcmd-$pid.out 2>&1 && cp /tmp/perf-$pid.map $O/ ) &
+  J="$J $!"
+done
+perf stat --per-thread -t $TIDS -e raw_syscalls:sys_enter,context-switches,task-clock -x, -o $O/counts.txt \
+  -- sleep 5 2>$O/perf-stat.err
+wait $J
+perf script -i $O/cpu.data -F comm,pid,tid,ip,sym,dso 2>/dev/null | gzip > $O/cpu.txt.gz
+wait $B
+python3 $S/window-costs.py $O > $O/window-costs.txt
