@@ -44,4 +44,36 @@ class StringCacheTest {
         }
         assertThat(get("")).isEmpty();
     }
+
+    @Test
+    void valuesThatShareTheirEndsAndLengthAreEachStillRight() {
+        // The slot comes from a few words of the value: these share them, and so replace each other in one slot.
+        String a = "/api/users/" + "1".repeat(16) + "/profile/photo";
+        String b = "/api/users/" + "1".repeat(7) + "2" + "1".repeat(8) + "/profile/photo";
+        for (int i = 0; i < 4; i++) {
+            assertThat(get(a)).isEqualTo(a);
+            assertThat(get(b)).isEqualTo(b);
+        }
+        String first = get(a);
+        assertThat(get(a)).isSameAs(first);
+    }
+
+    @Test
+    void shortValuesAndValuesOfEveryLengthAreKeptExactly() {
+        for (int len = 1; len <= StringCache.MAX_LENGTH; len++) {
+            String v = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ-_".substring(0, len);
+            String first = get(v);
+            assertThat(first).isEqualTo(v);
+            assertThat(get(v)).isSameAs(first);
+        }
+    }
+
+    @Test
+    void aByteOutsideAsciiAnywhereIsDecodedAndNotKept() {
+        for (String v : new String[] {"éabcdefghijklmnop", "abcdefghéijklmnop", "abcdefghijklmnoé"}) {
+            String first = get(v);
+            assertThat(first).isEqualTo(v);
+            assertThat(get(v)).isEqualTo(v).isNotSameAs(first);
+        }
+    }
 }
