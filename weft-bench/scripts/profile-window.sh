@@ -1,6 +1,6 @@
 #!/bin/bash
 # Usage: profile-window.sh PLANE THREADS OUTDIR [BENCH OPTIONS...] (from a built clone's root; --duration 30s leaves
-# time for the symbol maps)
+# time for the symbol maps, 13 s in)
 # Runs one `./weft bench --profile issue12` round of PLANE at THREADS threads per proxy and, 5 s into its measured wrk
 # run (the 20 s window; before it a Weft plane's JIT-settling steps and warm-up restart wrk), measures one after the
 # other, 5 s each:
@@ -20,15 +20,16 @@ sleep 3
 python3 $S/mesh_procs.py roles > $O/tid-roles.txt
 TIDS=$(awk '{print $1}' $O/tid-roles.txt | paste -sd,)
 perf record -a -F 999 -o $O/cpu.data -- sleep 5 > $O/perf-record.err 2>&1
-# The symbol maps, all at once: an attach takes seconds on a loaded machine, and the round ends 20 s in.
+perf stat --per-thread -t $TIDS -e raw_syscalls:sys_enter,context-switches,task-clock -x, -o $O/counts.txt \
+  -- sleep 5 2>$O/perf-stat.err
+# The symbol maps, after the counts (an attach works in the target's threads), all at once: an attach takes seconds
+# on a loaded machine.
 JDK=${JAVA_HOME:-$(ls -d /usr/lib/jvm/temurin-25* | head -1)}
 J=
 for pid in $(for t in $(awk '$2 ~ /^sidecar:/ {print $1}' $O/tid-roles.txt); do awk '/^Tgid/{print $2}' /proc/$t/status 2>/dev/null; done | sort -u); do
   ( $JDK/bin/jcmd $pid Compiler.perfmap > $O/jcmd-$pid.out 2>&1 && cp /tmp/perf-$pid.map $O/ ) &
   J="$J $!"
 done
-perf stat --per-thread -t $TIDS -e raw_syscalls:sys_enter,context-switches,task-clock -x, -o $O/counts.txt \
-  -- sleep 5 2>$O/perf-stat.err
 wait $J
 perf script -i $O/cpu.data -F comm,pid,tid,ip,sym,dso 2>/dev/null | gzip > $O/cpu.txt.gz
 wait $B

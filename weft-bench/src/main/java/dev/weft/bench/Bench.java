@@ -28,7 +28,7 @@ public final class Bench {
     /** Every data plane the bench knows, in the order the tables list them. */
     public static final List<String> ALL_PLANES =
             List.of("direct", "weft", "weft-mtls", "weft-off", "weft-bare", "weft-notrace", "weft-nometrics",
-                    "weft-trace-all", "weft-1w", "weft-wrr",
+                    "weft-trace-all", "weft-1w", "weft-wrr", "weft-mc1",
                     "weft-vt", "weft-http1", "nginx", "nginx-tls", "haproxy", "haproxy-tls", "caddy");
     /**
      * The data planes of the per-hop measurement: of Weft's variants weft-bare, which prices observability, and the
@@ -301,6 +301,10 @@ public final class Bench {
             // separates what the balancer does to the mesh's waves from what the rest of the sidecar does.
             case "weft-wrr" -> new WeftDataPlane("weft-wrr", "event-loop", null, sidecarJvm,
                     List.of("--balancer", "weighted-round-robin"));
+            // One WMP connection per peer and Worker instead of two: a loop turn's frames to a peer in one write, and
+            // one connection per peer to read on the other side.
+            case "weft-mc1" -> new WeftDataPlane("weft-mc1", "event-loop", null, sidecarJvm,
+                    List.of("--mesh-connections", "1"));
             // Issue 13: mTLS on the mesh link as users run it (strict, a join token per sidecar), and the same
             // sidecars with TLS off, the baseline that prices it in the same run.
             case "weft-mtls" -> new WeftDataPlane("weft-mtls", "event-loop", null, sidecarJvm).withMtls("strict");
