@@ -86,7 +86,7 @@ def samples(d, role_of):
     by_symbol = collections.defaultdict(collections.Counter)
     path = os.path.join(d, 'cpu.txt.gz')
     for line in gzip.open(path, 'rt', errors='replace'):
-        m = re.match(r'\s*(.+?)\s+(\d+)/(\d+)\s+([0-9a-f]+)\s+(.*?)\s*\((.*)\)\s*$', line)
+        m = re.match(r'\s*(.+?)\s+(\d+)/(\d+)\s+([0-9a-f]+)\s+(.*)\s\(([^()]*)\)\s*$', line)
         if not m:
             continue
         comm, _, tid, _, sym, dso = m.groups()

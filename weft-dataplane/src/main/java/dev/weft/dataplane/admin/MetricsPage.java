@@ -32,7 +32,7 @@ import java.util.function.Supplier;
  * limits and endpoints, the balancer's and policies' decisions, WMP, the registry, then what {@link Observability}
  * adds (per-route metrics, the mesh tax).
  *
- * <p>Thread: rendered on the admin connection's Worker; it only reads counters.
+ * <p>Thread: rendered on the Manager's loop, where the admin connections live (AdminServer); it only reads counters.
  */
 public final class MetricsPage implements Supplier<Reply> {
     private final String service;

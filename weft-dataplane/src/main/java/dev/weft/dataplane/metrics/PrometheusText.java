@@ -4,9 +4,24 @@ import org.HdrHistogram.Histogram;
 
 import java.util.Locale;
 
-/** Writes metrics in the Prometheus text exposition format (version 0.0.4). */
+/**
+ * Writes metrics in the Prometheus text exposition format (version 0.0.4).
+ *
+ * <p>A page is rendered every few seconds (the control plane reads every sidecar's every 5 s), too seldom for the
+ * JIT to compile it early, so what it does per sample is kept plain: the histograms' bucket labels are made once,
+ * and a label value is escaped only when it holds a character that needs it. Values that are not whole numbers
+ * still go through {@code String.format}'s six significant digits, which the tests pin.
+ */
 public final class PrometheusText {
     private static final double[] BUCKETS_SECONDS = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+    private static final String[] BUCKET_LABELS = new String[BUCKETS_SECONDS.length];
+
+    static {
+        for (int i = 0; i < BUCKETS_SECONDS.length; i++) {
+            BUCKET_LABELS[i] = Double.toString(BUCKETS_SECONDS[i]);
+        }
+    }
+
     private final StringBuilder sb = new StringBuilder(4096);
     private String lastHeader;
 
@@ -54,9 +69,9 @@ public final class PrometheusText {
     public PrometheusText histogram(String name, String help, Histogram micros, String... labels) {
         header(name, "histogram", help);
         Histogram h = micros.copy();
-        for (double le : BUCKETS_SECONDS) {
-            long count = countAtOrBelow(h, (long) (le * 1_000_000));
-            sample(name + "_bucket", count, with(labels, "le", String.format(Locale.ROOT, "%s", le)));
+        for (int i = 0; i < BUCKETS_SECONDS.length; i++) {
+            long count = countAtOrBelow(h, (long) (BUCKETS_SECONDS[i] * 1_000_000));
+            sample(name + "_bucket", count, with(labels, "le", BUCKET_LABELS[i]));
         }
         sample(name + "_bucket", h.getTotalCount(), with(labels, "le", "+Inf"));
         sample(name + "_sum", h.getMean() * h.getTotalCount() / 1_000_000.0, labels);
@@ -102,7 +117,13 @@ public final class PrometheusText {
     }
 
     private static String escape(String s) {
-        return s.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c == '\\' || c == '"' || c == '\n') {
+                return s.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
+            }
+        }
+        return s;
     }
 
     @Override
