@@ -134,13 +134,17 @@ public final class DeadlineTimer {
     private void tick() {
         long now = System.nanoTime();
         long to = Math.floorDiv(now - origin, TICK_NANOS);
-        // Each slot at most once, even when the loop was held up for more than a turn.
-        long from = Math.max(checked + 1, to - mask);
+        // Up to the slot of the tick under way, whose deadlines that have passed fire now rather than a tick later
+        // (this task's period is not aligned with the ticks' boundaries); that slot is checked again next time, since
+        // the rest of its deadlines are still to come. Each slot at most once, even when the loop was held up for
+        // more than a turn.
+        long last = to + 1;
+        long from = Math.max(checked + 1, last - mask);
         // Unlink every expired entry first, chained through prev, and only then call them: an expiry may cancel
         // other deadlines, which must not happen while this walk holds a pointer into a list. An entry of a later
         // turn shares its slot with this one's and stays.
         Entry fired = null;
-        for (long t = from; t <= to; t++) {
+        for (long t = from; t <= last; t++) {
             for (Entry e = heads[(int) (t & mask)]; e != null; ) {
                 Entry next = e.next;
                 if (now - e.deadlineNanos >= 0) {
