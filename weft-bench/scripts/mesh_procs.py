@@ -1,7 +1,8 @@
 """What the samplers beside `./weft bench` share: finding the mesh's processes and asking them over kept-alive HTTP.
 
 Imported by provider-inflight.py and where-requests-wait.py (run from any directory; they add this one to the path).
-Run as `mesh_procs.py roles` it prints "TID ROLE" for every thread of the mesh's processes (trace-consumer-side.sh).
+Run as `mesh_procs.py roles` it prints "TID ROLE" for every thread of the mesh's processes (trace-consumer-side.sh,
+profile-window.sh); as `mesh_procs.py sidecars`, "PID ROLE" for every Weft sidecar (profile-window.sh, jit-window.sh).
 """
 import http.client, os, re, subprocess, sys
 
@@ -82,6 +83,14 @@ def roles():
     return out
 
 
+def sidecars():
+    """{pid: role} of every Weft sidecar process running now."""
+    return {int(pid): r for pid, argv in processes() if (r := role(argv) or '').startswith('sidecar:')}
+
+
 if __name__ == '__main__' and sys.argv[1:] == ['roles']:
     for t, r in sorted(roles().items()):
         print(t, r)
+elif __name__ == '__main__' and sys.argv[1:] == ['sidecars']:
+    for pid, r in sorted(sidecars().items()):
+        print(pid, r)

@@ -11,11 +11,10 @@
 #               used 45 % more CPU per request),
 # then window-costs.py prints both per request of the round (its QPS from res/rounds.csv), by process role and
 # thread kind, and where the sidecars' CPU goes by code region. For comparing a plane at 1 and 2 threads.
-P=$1; T=$2; O=$3; mkdir -p $O
+P=$1; T=$2; O=$3
 S=$(dirname $(readlink -f $0))
-timeout 900 ./weft bench --profile issue12 --planes $P --proxy-threads $T --rounds 1 --results $O/res "${@:4}" > $O/bench.out 2>&1 &
-B=$!
-for i in $(seq 1 600); do grep -q "wrk  measuring" $O/res/bench.log 2>/dev/null && break; sleep 1; done
+. $S/measured-round.sh
+start_round $P $T $O "${@:4}"
 sleep 3
 python3 $S/mesh_procs.py roles > $O/tid-roles.txt
 TIDS=$(awk '{print $1}' $O/tid-roles.txt | paste -sd,)
@@ -26,7 +25,7 @@ perf stat --per-thread -t $TIDS -e raw_syscalls:sys_enter,context-switches,task-
 # on a loaded machine.
 JDK=${JAVA_HOME:-$(ls -d /usr/lib/jvm/temurin-25* | head -1)}
 J=
-for pid in $(for t in $(awk '$2 ~ /^sidecar:/ {print $1}' $O/tid-roles.txt); do awk '/^Tgid/{print $2}' /proc/$t/status 2>/dev/null; done | sort -u); do
+for pid in $(python3 $S/mesh_procs.py sidecars | cut -d' ' -f1); do
   ( $JDK/bin/jcmd $pid Compiler.perfmap > $O/jcmd-$pid.out 2>&1 && cp /tmp/perf-$pid.map $O/ ) &
   J="$J $!"
 done

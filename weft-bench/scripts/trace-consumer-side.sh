@@ -15,10 +15,9 @@
 #          loop from one cycle to the next (cycle-memory.py), or
 #   runs:  records every context switch on the machine for 3 s and prints, per process and thread name, how long
 #          its threads ran at a stretch (cpu-runs.py): what holds a core for milliseconds while the mesh waits.
-MODE=$1; P=$2; O=$3; mkdir -p $O
-timeout 600 ./weft bench --profile issue12 --planes $P --proxy-threads 1 --rounds 1 --results $O/res "${@:5}" > $O/bench.out 2>&1 &
-B=$!
-for i in $(seq 1 500); do grep -q "wrk  measuring" $O/res/bench.log 2>/dev/null && break; sleep 1; done
+MODE=$1; P=$2; O=$3
+. $(dirname $0)/measured-round.sh
+start_round $P 1 $O "${@:5}"
 sleep $4
 if [ $P = haproxy ]; then
   PID=$(for p in $(pgrep -x haproxy); do tr '\0' ' ' < /proc/$p/cmdline | grep -q consumer && echo $p; done | head -1)

@@ -14,6 +14,9 @@ comm,pid,tid,ip,sym,dso of 5 s of 999 Hz samples of every CPU). Requests in the 
 """
 import collections, csv, gzip, os, re, sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import perf_events  # noqa: E402  (this folder's)
+
 WINDOW_S = 5.0
 
 
@@ -29,11 +32,8 @@ def qps(d):
 
 
 def roles(d):
-    out = {}
-    for line in open(os.path.join(d, 'tid-roles.txt')):
-        t, r = line.split()
-        out[int(t)] = r.split(':')[0] if r.startswith(('provider:',)) else r
-    return out
+    """tid -> role (perf_events.roles), the three providers counted as one role."""
+    return {t: 'provider' if r.startswith('provider:') else r for t, r in perf_events.roles(d).items()}
 
 
 def counts(d, role_of):

@@ -155,7 +155,7 @@ public final class DeadlineTimer {
                 e = next;
             }
         }
-        checked = Math.max(checked, to);
+        checked = to; // never behind: checked is only ever set to a tick already reached
         while (fired != null) {
             Entry e = fired;
             fired = e.prev;
