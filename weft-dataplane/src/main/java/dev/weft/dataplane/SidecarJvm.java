@@ -56,15 +56,15 @@ public final class SidecarJvm {
     /**
      * The AOT cache to add ({@code -XX:AOTCache=...}) to sidecars started with {@code jvmOptions}: present only when
      * {@code ./weft} exported one (it does so only for a cache trained on this build, this JDK and {@link #options()})
-     * and the options are those it was trained with, give or take the heap's sizes. Any other difference could make
-     * the JVM reject the cache, with an error line at every start.
+     * and the options are those it was trained with, give or take the heap's sizes and Netty's system properties.
+     * Any other difference could make the JVM reject the cache, with an error line at every start.
      */
     public static Optional<Path> aotCache(List<String> jvmOptions) {
         return aotCache(System.getenv(AOT_CACHE_ENV), jvmOptions, options());
     }
 
     static Optional<Path> aotCache(String cache, List<String> jvmOptions, List<String> trainedWith) {
-        if (cache == null || cache.isBlank() || !withoutHeapSizes(jvmOptions).equals(withoutHeapSizes(trainedWith))) {
+        if (cache == null || cache.isBlank() || !cacheKey(jvmOptions).equals(cacheKey(trainedWith))) {
             return Optional.empty();
         }
         Path path = Path.of(cache);
@@ -72,13 +72,16 @@ public final class SidecarJvm {
     }
 
     /**
-     * The options with the heap's sizes left out ({@code -Xms}, {@code -Xmx}, {@code -Xmn}). JDK 25 maps an AOT cache
-     * trained with one heap size into a JVM started with another (the collector, compact headers and the like must
-     * match; SidecarJvmTest starts both kinds), so the bench can compare young generations on the cache users run.
+     * The options that decide whether a cache fits: without the heap's sizes ({@code -Xms}, {@code -Xmx},
+     * {@code -Xmn}) and Netty's system properties ({@code -Dio.netty.}). JDK 25 maps an AOT cache trained with one
+     * heap size into a JVM started with another, and never checks system properties (Netty reads its own when its
+     * classes initialise, at run time); the collector, compact headers and the like must match (SidecarJvmTest starts
+     * each kind). So the bench can compare young generations, or Netty's allocator settings, on the cache users run.
      */
-    static List<String> withoutHeapSizes(List<String> jvmOptions) {
+    static List<String> cacheKey(List<String> jvmOptions) {
         return jvmOptions.stream()
-                .filter(o -> !(o.startsWith("-Xms") || o.startsWith("-Xmx") || o.startsWith("-Xmn")))
+                .filter(o -> !(o.startsWith("-Xms") || o.startsWith("-Xmx") || o.startsWith("-Xmn")
+                        || o.startsWith("-Dio.netty.")))
                 .toList();
     }
 }

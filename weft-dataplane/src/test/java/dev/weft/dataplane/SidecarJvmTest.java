@@ -57,6 +57,8 @@ class SidecarJvmTest {
             assertThat(SidecarJvm.aotCache(cache.toString(), trained, trained)).contains(cache);
             assertThat(SidecarJvm.aotCache(cache.toString(),
                     List.of("-Xms32m", "-Xmn16m", "-XX:+UseCompactObjectHeaders", "-Xmx64m"), trained)).contains(cache);
+            assertThat(SidecarJvm.aotCache(cache.toString(), List.of("-Xms24m", "-Xmx48m", "-Xmn8m",
+                    "-XX:+UseCompactObjectHeaders", "-Dio.netty.allocator.lowMemory=false"), trained)).contains(cache);
             assertThat(SidecarJvm.aotCache(cache.toString(), List.of("-Xmx1g"), trained)).isEmpty();
             assertThat(SidecarJvm.aotCache(cache.toString(),
                     List.of("-Xms24m", "-Xmx48m", "-Xmn8m", "-XX:-UseCompactObjectHeaders"), trained)).isEmpty();
@@ -69,8 +71,8 @@ class SidecarJvmTest {
 
     /**
      * What {@link SidecarJvm#aotCache} relies on, asked of this JDK: a cache trained with one heap size maps into a
-     * JVM with other heap sizes ({@code -XX:AOTMode=on} makes a JVM that cannot use its cache fail), and not into one
-     * whose other options differ.
+     * JVM with other heap sizes or other system properties ({@code -XX:AOTMode=on} makes a JVM that cannot use its
+     * cache fail), and not into one whose other options differ.
      */
     @Test
     void thisJdkMapsAnAotCacheIntoOtherHeapSizesOnly(@TempDir Path dir) throws Exception {
@@ -79,6 +81,9 @@ class SidecarJvmTest {
                 .isZero();
         Run otherHeap = java("-Xms32m", "-Xmx64m", "-Xmn16m", "-XX:AOTCache=" + cache, "-XX:AOTMode=on", "-version");
         assertThat(otherHeap.exitValue).as(otherHeap.output).isZero();
+        Run otherProperty = java("-Xms24m", "-Xmx48m", "-Xmn8m", "-Dio.netty.allocator.lowMemory=false",
+                "-XX:AOTCache=" + cache, "-XX:AOTMode=on", "-version");
+        assertThat(otherProperty.exitValue).as(otherProperty.output).isZero();
         Run otherOption = java("-Xms24m", "-Xmx48m", "-Xmn8m", "-XX:+UseCompactObjectHeaders",
                 "-XX:AOTCache=" + cache, "-XX:AOTMode=on", "-version");
         assertThat(otherOption.exitValue).as(otherOption.output).isNotZero();
