@@ -223,17 +223,18 @@ public final class BenchReport {
         StringBuilder t = new StringBuilder("| plane | threads | conns | QPS | ratio | p50 ms | p90 ms | p99 ms | max ms "
                 + "| errors | proxy CPU µs/req | of which JIT | control plane CPU µs/req | peak RSS consumer-side MiB "
                 + "| peak RSS provider-side MiB | link B/req | ready ms | warm-up s | off weights pp | machine busy % | load avg "
-                + "| generator CPU µs/req |\n");
-        t.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+                + "| generator CPU µs/req | apps CPU µs/req | proxy CPU ÷ (apps + generator) |\n");
+        t.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (BenchRow r : mesh) {
-            t.append(String.format(Locale.ROOT, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
+            t.append(String.format(Locale.ROOT, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
                     r.plane(), BenchRow.threadsLabel(r.threads()), r.connections(), f(r.qps(), 0),
                     f(r.ceilingRatio(), 2), f(r.p50Ms(), 1), f(r.p90Ms(), 1),
                     f(r.p99Ms(), 1), f(r.maxMs(), 1), r.errors(), f(r.proxyCpuUsPerReq(), 1),
                     f(r.jitCpuUsPerReq(), 1), f(r.controlCpuUsPerReq(), 1), f(r.rssConsumerMiB(), 0),
                     f(r.rssProviderMiB(), 0), f(r.linkBytesPerReq(), 0), f(r.readyMs(), 0), f(r.warmupS(), 0),
                     f(r.weightOffPct(), 1),
-                    f(r.machineBusyPct(), 0), f(r.loadAverage(), 1), f(r.generatorCpuUsPerReq(), 1)));
+                    f(r.machineBusyPct(), 0), f(r.loadAverage(), 1), f(r.generatorCpuUsPerReq(), 1),
+                    f(r.appsCpuUsPerReq(), 1), f(r.proxyCpuPerWork(), 3)));
         }
         return t.toString();
     }
@@ -374,9 +375,14 @@ public final class BenchReport {
                             + byRound("weft", "haproxy", threads, top, BenchRow::qps), weft.qps() >= best));
         }
         if (weft != null && haproxy != null) {
+            // The same comparison with the machine's speed divided out (BenchRow#proxyCpuPerWork), beside it.
+            String perWork = Double.isNaN(weft.proxyCpuPerWork()) || Double.isNaN(haproxy.proxyCpuPerWork()) ? ""
+                    : "; per µs of the apps' and generator's CPU: " + f(weft.proxyCpuPerWork(), 3) + " vs "
+                    + f(haproxy.proxyCpuPerWork(), 3) + byRound("weft", "haproxy", threads, top,
+                    BenchRow::proxyCpuPerWork);
             t.append(row(meshTop + ": Weft proxy CPU µs/req ≤ HAProxy's", f(weft.proxyCpuUsPerReq(), 1) + " vs "
                     + f(haproxy.proxyCpuUsPerReq(), 1) + byRound("weft", "haproxy", threads, top,
-                    BenchRow::proxyCpuUsPerReq), weft.proxyCpuUsPerReq() <= haproxy.proxyCpuUsPerReq()));
+                    BenchRow::proxyCpuUsPerReq) + perWork, weft.proxyCpuUsPerReq() <= haproxy.proxyCpuUsPerReq()));
             t.append(row(meshTop + ": Weft p99 ≤ HAProxy's", f(weft.p99Ms(), 1) + " ms vs "
                     + f(haproxy.p99Ms(), 1) + " ms" + byRound("weft", "haproxy", threads, top, BenchRow::p99Ms),
                     weft.p99Ms() <= haproxy.p99Ms()));

@@ -27,6 +27,11 @@ import java.util.function.ToDoubleFunction;
  * @param loadAverage       1-minute load average as the window began
  * @param generatorCpuUsPerReq the load generator's (the bench's own process) CPU per request
  * @param generatorCores    the same in cores
+ * @param appsCpuUsPerReq   the example apps' CPU per request (providers and consumer)
+ * @param proxyCpuPerWork   the proxies' CPU over the apps' and the generator's in the same window: the apps and the
+ *                          generator do the same work for every plane, so this ratio is the proxies' cost with the
+ *                          machine's speed, which moves by a third between rounds, divided out (docs/benchmarks.md,
+ *                          session 22); NaN without proxies or without the others' CPU
  * @param readyMs           slowest proxy's time from process start to ready
  * @param warmupS           unrecorded load on this topology before the window: warm-up, first warm-up and JIT
  *                          settling together
@@ -40,7 +45,7 @@ record BenchRow(String section, String plane, int threads, int round, int connec
                 double p50Ms, double p90Ms, double p99Ms, double maxMs, long requests, long errors,
                 double proxyCpuUsPerReq, double jitCpuUsPerReq, double controlCpuUsPerReq, double rssConsumerMiB, double rssProviderMiB, double linkBytesPerReq,
                 double machineBusyPct, double loadAverage, double generatorCpuUsPerReq, double generatorCores,
-                double readyMs, double warmupS, double weightOffPct, double tlsHandshakesPerSec, String error) {
+                double appsCpuUsPerReq, double proxyCpuPerWork, double readyMs, double warmupS, double weightOffPct, double tlsHandshakesPerSec, String error) {
 
     static final double MIB = 1024.0 * 1024.0;
 
@@ -64,19 +69,22 @@ record BenchRow(String section, String plane, int threads, int round, int connec
         double ready = f.proxies().stream().mapToDouble(p -> p.ready().toNanos() / 1e6).max().orElse(Double.NaN);
         double weightOff = result.providers().size() < 2 ? Double.NaN : result.providers().stream()
                 .mapToDouble(p -> Math.abs(p.share() - p.weightShare()) * 100).max().orElse(Double.NaN);
+        double apps = f.appsCpu() != null && requests > 0 ? f.appsCpu().toNanos() / 1_000.0 / requests : Double.NaN;
+        double work = apps + load.cpuMicrosPerRequest();
+        double perWork = work > 0 ? cpu / work : Double.NaN;
         double seconds = load.measured().toNanos() / 1e9;
         double handshakes = seconds > 0 ? f.tlsHandshakes() / seconds : Double.NaN;
         return new BenchRow(section, plane, threads, round, load.connections(), load.qps(), load.ceilingRatio(),
                 load.latency().p50Ms(), load.latency().p90Ms(), load.latency().p99Ms(), load.latency().maxMs(),
                 requests, load.errors().total(), cpu, jit, control, rssConsumer, rssProvider, link,
-                f.machineBusy() * 100, f.loadAverage(), load.cpuMicrosPerRequest(), load.cpuCores(), ready,
+                f.machineBusy() * 100, f.loadAverage(), load.cpuMicrosPerRequest(), load.cpuCores(), apps, perWork, ready,
                 warmup.toMillis() / 1000.0, weightOff, handshakes, null);
     }
 
     static BenchRow failed(String section, String plane, int threads, int round, int connections, String error) {
         double n = Double.NaN;
         return new BenchRow(section, plane, threads, round, connections, n, n, n, n, n, n, 0, 0, n, n, n, n, n, n, n,
-                ProcStats.loadAverage(), n, n, n, n, n, n, error);
+                ProcStats.loadAverage(), n, n, n, n, n, n, n, n, error);
     }
 
     boolean ok() {
@@ -101,7 +109,8 @@ record BenchRow(String section, String plane, int threads, int round, int connec
                 med(ok, BenchRow::proxyCpuUsPerReq), med(ok, BenchRow::jitCpuUsPerReq), med(ok, BenchRow::controlCpuUsPerReq), med(ok, BenchRow::rssConsumerMiB),
                 med(ok, BenchRow::rssProviderMiB), med(ok, BenchRow::linkBytesPerReq),
                 med(ok, BenchRow::machineBusyPct), med(ok, BenchRow::loadAverage),
-                med(ok, BenchRow::generatorCpuUsPerReq), med(ok, BenchRow::generatorCores), med(ok, BenchRow::readyMs),
+                med(ok, BenchRow::generatorCpuUsPerReq), med(ok, BenchRow::generatorCores),
+                med(ok, BenchRow::appsCpuUsPerReq), med(ok, BenchRow::proxyCpuPerWork), med(ok, BenchRow::readyMs),
                 med(ok, BenchRow::warmupS), med(ok, BenchRow::weightOffPct), med(ok, BenchRow::tlsHandshakesPerSec), null);
     }
 
@@ -125,7 +134,8 @@ record BenchRow(String section, String plane, int threads, int round, int connec
             "ceiling_ratio", "p50_ms", "p90_ms", "p99_ms", "max_ms", "requests", "errors", "proxy_cpu_us_per_req",
             "jit_cpu_us_per_req", "control_cpu_us_per_req",
             "rss_consumer_side_mib", "rss_provider_side_max_mib", "link_bytes_per_req", "machine_busy_pct",
-            "load_avg_1m", "generator_cpu_us_per_req", "generator_cores", "ready_ms", "warmup_s", "weight_off_pct",
+            "load_avg_1m", "generator_cpu_us_per_req", "generator_cores", "apps_cpu_us_per_req", "proxy_cpu_per_work",
+            "ready_ms", "warmup_s", "weight_off_pct",
             "tls_handshakes_per_s", "error");
 
     List<String> csv() {
@@ -137,7 +147,8 @@ record BenchRow(String section, String plane, int threads, int round, int connec
         cells.add(Long.toString(requests));
         cells.add(Long.toString(errors));
         for (double v : new double[] {proxyCpuUsPerReq, jitCpuUsPerReq, controlCpuUsPerReq, rssConsumerMiB, rssProviderMiB,
-                linkBytesPerReq, machineBusyPct, loadAverage, generatorCpuUsPerReq, generatorCores, readyMs, warmupS,
+                linkBytesPerReq, machineBusyPct, loadAverage, generatorCpuUsPerReq, generatorCores, appsCpuUsPerReq,
+                proxyCpuPerWork, readyMs, warmupS,
                 weightOffPct, tlsHandshakesPerSec}) {
             cells.add(num(v));
         }

@@ -71,6 +71,8 @@ public final class Experiment implements AutoCloseable {
     private final FreePorts ports = new FreePorts();
     private final HttpProbe http = new HttpProbe();
     private final Map<String, Long> providerPids = new java.util.concurrent.ConcurrentHashMap<>();
+    /** The example apps' processes (providers, consumer): the same work for every data plane, the run's yardstick. */
+    private final List<Long> appPids = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** The control plane's and the apps' AOT caches ./weft trained, or the training of them. */
     private final AppAot aot = AppAot.fromEnvironment();
     private final Thread shutdownHook = new Thread(() -> children.stopAll(aot.stopGrace(STOP_GRACE)),
@@ -312,6 +314,7 @@ public final class Experiment implements AutoCloseable {
                 "provider " + spec.name() + " listening on HOST:PORT", settings.startTimeout()).group(1));
         say("provider " + spec.name() + " ready on " + LOOPBACK + ":" + port + " (pid " + provider.pid() + ")");
         providerPids.put(spec.name(), provider.pid());
+        appPids.add(provider.pid());
         return port;
     }
 
@@ -321,6 +324,7 @@ public final class Experiment implements AutoCloseable {
         int port = Integer.parseInt(consumer.awaitOutput(CONSUMER_READY, "consumer listening on HOST:PORT",
                 settings.startTimeout()).group(1));
         say("consumer ready on " + LOOPBACK + ":" + port + " (pid " + consumer.pid() + ")");
+        appPids.add(consumer.pid());
         return port;
     }
 
@@ -421,7 +425,7 @@ public final class Experiment implements AutoCloseable {
         LoadGenerator.Settings load = new LoadGenerator.Settings(target, connections, duration, warmup,
                 settings.loadTimeout(), settings.loadThreads(),
                 settings.providerDelay(), settings.out());
-        WindowSampler sampler = new WindowSampler(topology, controlPid, http, this::say);
+        WindowSampler sampler = new WindowSampler(topology, controlPid, appPids, http, this::say);
         try {
             LoadResult result = settings.generator().run(load, settle == null ? sampler : settle.around(sampler),
                     runDir);

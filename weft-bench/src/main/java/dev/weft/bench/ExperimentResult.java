@@ -29,12 +29,15 @@ public record ExperimentResult(LoadResult load, List<ProviderShare> providers, P
      * @param linkClosed        link connections that closed inside the window (their bytes are missing)
      * @param controlCpu        CPU of the control plane over the window (it stores the sidecars' spans); null
      *                          without one
+     * @param appsCpu           CPU of the example apps over the window (providers and consumer, the same work for
+     *                          every data plane); null when unknown
      * @param tlsHandshakes     TLS handshakes Weft's sidecars counted on the mesh link over the window, both ends
      *                          of each counting it ({@code weft_tls_handshakes_total}); NaN for proxies that export
      *                          no such counter (the peers, or sidecars with metrics off)
      */
     public record Figures(List<ProxyFigure> proxies, double machineBusy, double loadAverage, long linkBytesRequests,
-                          long linkBytesAnswers, int linkClosed, java.time.Duration controlCpu, double tlsHandshakes) {
+                          long linkBytesAnswers, int linkClosed, java.time.Duration controlCpu, java.time.Duration appsCpu,
+                          double tlsHandshakes) {
         public Figures {
             proxies = List.copyOf(proxies);
         }

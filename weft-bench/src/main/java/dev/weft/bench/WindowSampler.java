@@ -16,8 +16,8 @@ import java.util.function.Consumer;
 
 /**
  * Reads everything an {@link ExperimentResult} reports besides the load, just before and just after the measured
- * window: each provider's {@code served} counter (its {@code /stats}), the proxies' and the control plane's CPU
- * time (and the proxies' JIT compilers' share of it), the proxies' peak memory, the machine's CPU time, the bytes on the proxies' link
+ * window: each provider's {@code served} counter (its {@code /stats}), the proxies', the control plane's and the
+ * example apps' CPU time (and the proxies' JIT compilers' share of it), the proxies' peak memory, the machine's CPU time, the bytes on the proxies' link
  * and the TLS handshakes Weft's sidecars made on it ({@value #HANDSHAKES} from their {@code /metrics}).
  *
  * <p>Thread: called by the load generator on the thread that runs the load, before and after the window; read
@@ -28,6 +28,7 @@ final class WindowSampler implements LoadGenerator.PhaseListener {
     static final String HANDSHAKES = "weft_tls_handshakes_total";
     private final Topology topology;
     private final long controlPid;
+    private final List<Long> appPids;
     private final HttpProbe http;
     private final Consumer<String> say;
     private final ObjectMapper json = new ObjectMapper();
@@ -45,16 +46,20 @@ final class WindowSampler implements LoadGenerator.PhaseListener {
     private double loadAverage;
     private long controlCpuBefore;
     private long controlCpuAfter;
+    private long appsCpuBefore;
+    private long appsCpuAfter;
     private double handshakesBefore = Double.NaN;
     private double handshakesAfter = Double.NaN;
 
     /**
      * @param controlPid the control plane's process, or -1 when the data plane runs none
+     * @param appPids    the example apps' processes (providers, consumer)
      * @param say        where a provider whose stats cannot be read is reported
      */
-    WindowSampler(Topology topology, long controlPid, HttpProbe http, Consumer<String> say) {
+    WindowSampler(Topology topology, long controlPid, List<Long> appPids, HttpProbe http, Consumer<String> say) {
         this.topology = topology;
         this.controlPid = controlPid;
+        this.appPids = List.copyOf(appPids);
         this.http = http;
         this.say = say;
         int proxies = topology.proxies().size();
@@ -78,6 +83,7 @@ final class WindowSampler implements LoadGenerator.PhaseListener {
             cpuBefore[i] = ProcStats.treeCpuNanos(topology.proxies().get(i).pid());
         }
         controlCpuBefore = controlPid < 0 ? 0 : ProcStats.treeCpuNanos(controlPid);
+        appsCpuBefore = appsCpu();
     }
 
     @Override
@@ -87,6 +93,7 @@ final class WindowSampler implements LoadGenerator.PhaseListener {
             jitAfter[i] = ProcStats.treeJitCpuNanos(topology.proxies().get(i).pid());
         }
         controlCpuAfter = controlPid < 0 ? 0 : ProcStats.treeCpuNanos(controlPid);
+        appsCpuAfter = appsCpu();
         machineAfter = ProcStats.machineCpu();
         for (int i = 0; i < peakRss.length; i++) {
             peakRss[i] = ProcStats.treePeakRssBytes(topology.proxies().get(i).pid());
@@ -110,8 +117,17 @@ final class WindowSampler implements LoadGenerator.PhaseListener {
         double busy = machineBefore == null || machineAfter == null ? Double.NaN
                 : machineAfter.busySince(machineBefore);
         Duration controlCpu = controlPid < 0 ? null : Duration.ofNanos(Math.max(0, controlCpuAfter - controlCpuBefore));
+        Duration appsCpu = appPids.isEmpty() ? null : Duration.ofNanos(Math.max(0, appsCpuAfter - appsCpuBefore));
         return new ExperimentResult.Figures(proxies, busy, loadAverage, link.toProviders(), link.fromProviders(),
-                link.closed(), controlCpu, handshakesAfter - handshakesBefore);
+                link.closed(), controlCpu, appsCpu, handshakesAfter - handshakesBefore);
+    }
+
+    private long appsCpu() {
+        long sum = 0;
+        for (long pid : appPids) {
+            sum += ProcStats.treeCpuNanos(pid);
+        }
+        return sum;
     }
 
     /** Each provider's share of what the providers served in the window, next to its weight's share. */

@@ -20,7 +20,7 @@ class BenchReportTest {
 
     private static BenchRow row(String plane, int round, int conns, double qps, double p99, double cpu, double link) {
         return new BenchRow("mesh", plane, DataPlane.OWN_DEFAULT_THREADS, round, conns, qps, qps / (conns / 0.05), 60, 80, p99, p99 + 10, 1000, 0,
-                cpu, 2, 12, 40, 30, link, 90, 1.5, 100, 0.5, 250, 50, 2.0, Double.NaN, null);
+                cpu, 2, 12, 40, 30, link, 90, 1.5, 100, 0.5, 200, cpu / 300, 250, 50, 2.0, Double.NaN, null);
     }
 
     private Bench.Settings settings() {
@@ -61,7 +61,10 @@ class BenchReportTest {
                 .contains("| mesh 512: Weft QPS ≥ best of nginx, HAProxy | Weft 7000; nginx n/a; HAProxy 7500; weft"
                         + " against haproxy by round: -7%, -7%, -7% | **no** |")
                 .contains("| mesh 512: Weft proxy CPU µs/req ≤ HAProxy's | 45.0 vs 50.0; weft against haproxy by round:"
-                        + " -10%, -10%, -10% | yes |")
+                        + " -10%, -10%, -10%; per µs of the apps' and generator's CPU: 0.150 vs 0.167; weft against"
+                        + " haproxy by round: -10%, -10%, -10% | yes |")
+                .contains("| generator CPU µs/req | apps CPU µs/req | proxy CPU ÷ (apps + generator) |")
+                .contains("| 100.0 | 200.0 | 0.150 |")
                 .contains("| WMP ≥ 40% fewer bytes/request than HTTP/1.1 on the link | 150 vs 300 B (50% fewer) | yes |")
                 // Issue 15's target, with the peak of each role (VmHWM), the larger of which decides.
                 .contains("| peak RSS (VmHWM) per sidecar ≤ 64 MiB (stretch 48) at 512 connections | consumer side "
@@ -71,7 +74,7 @@ class BenchReportTest {
         assertThat(dir.resolve("rounds.csv")).content().startsWith(String.join(",", BenchRow.CSV_HEADER))
                 .hasLineCount(1 + 18);
         assertThat(dir.resolve("mesh.csv")).content().hasLineCount(1 + 6)
-                .contains("mesh,weft,default,3,512,7000,0.684,60,80,120,130,3000,0,45,2,12,40,30,150,90,1.5,100,0.5,250,50,2,");
+                .contains("mesh,weft,default,3,512,7000,0.684,60,80,120,130,3000,0,45,2,12,40,30,150,90,1.5,100,0.5,200,0.15,250,50,2,");
 
         String svg = java.nio.file.Files.readString(dir.resolve("mesh-chart.svg"));
         Document doc = DocumentBuilderFactory.newInstance().newDocumentBuilder()
@@ -83,7 +86,7 @@ class BenchReportTest {
 
     private static BenchRow tlsRow(String section, String plane, int round, double cpu, double handshakesPerSec) {
         return new BenchRow(section, plane, 1, round, 512, 8000, 0.78, 60, 80, 90, 100, 1000, 0, cpu, 1, 10, 40, 30,
-                150, 90, 1.5, 100, 0.5, 250, 50, 2.0, handshakesPerSec, null);
+                150, 90, 1.5, 100, 0.5, 200, cpu / 300, 250, 50, 2.0, handshakesPerSec, null);
     }
 
     @Test

@@ -50,6 +50,8 @@ class BenchTest {
             assertThat(r.p99Ms()).isLessThanOrEqualTo(r.maxMs());
             assertThat(r.machineBusyPct()).isBetween(0.0, 100.0);
             assertThat(r.generatorCpuUsPerReq()).isPositive();
+            // The apps (the consumer and the providers, or the backend per hop) are read from /proc like the proxies.
+            assertThat(r.appsCpuUsPerReq()).as("the apps' CPU").isNotNaN().isGreaterThanOrEqualTo(0);
         });
         for (BenchRow r : rows) {
             boolean proxied = r.plane().equals("nginx");
@@ -58,9 +60,12 @@ class BenchTest {
             assertThat(Double.isNaN(r.rssConsumerMiB())).isEqualTo(!proxied);
             assertThat(Double.isNaN(r.linkBytesPerReq())).isEqualTo(!proxied);
             assertThat(Double.isNaN(r.readyMs())).isEqualTo(!proxied);
+            assertThat(Double.isNaN(r.proxyCpuPerWork())).isEqualTo(!proxied);
             if (proxied) {
                 // Read from /proc in 10 ms ticks: a few dozen requests through nginx can cost less than one.
                 assertThat(r.proxyCpuUsPerReq()).isGreaterThanOrEqualTo(0);
+                assertThat(r.proxyCpuPerWork()).isCloseTo(r.proxyCpuUsPerReq()
+                        / (r.appsCpuUsPerReq() + r.generatorCpuUsPerReq()), org.assertj.core.data.Offset.offset(1e-9));
                 // The link carries at least each request's and answer's bytes.
                 assertThat(r.linkBytesPerReq()).isGreaterThan(LoadConnection.MIN_DATA);
             }

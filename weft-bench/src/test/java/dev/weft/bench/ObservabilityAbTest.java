@@ -11,7 +11,7 @@ class ObservabilityAbTest {
     private static BenchRow row(boolean on, int pair, double qps, double cpu, double control) {
         double n = Double.NaN;
         return new BenchRow("observability", on ? "on" : "paused", 1, pair, 512, qps, n, n, n, 50, n, 1000, 0, cpu,
-                1.0, control, n, n, n, n, n, n, n, n, 3, n, n, null);
+                1.0, control, n, n, n, n, n, n, n, n, n, n, 3, n, n, null);
     }
 
     @Test
