@@ -375,14 +375,9 @@ public final class BenchReport {
                             + byRound("weft", "haproxy", threads, top, BenchRow::qps), weft.qps() >= best));
         }
         if (weft != null && haproxy != null) {
-            // The same comparison with the machine's speed divided out (BenchRow#proxyCpuPerWork), beside it.
-            String perWork = Double.isNaN(weft.proxyCpuPerWork()) || Double.isNaN(haproxy.proxyCpuPerWork()) ? ""
-                    : "; per µs of the apps' and generator's CPU: " + f(weft.proxyCpuPerWork(), 3) + " vs "
-                    + f(haproxy.proxyCpuPerWork(), 3) + byRound("weft", "haproxy", threads, top,
-                    BenchRow::proxyCpuPerWork);
             t.append(row(meshTop + ": Weft proxy CPU µs/req ≤ HAProxy's", f(weft.proxyCpuUsPerReq(), 1) + " vs "
                     + f(haproxy.proxyCpuUsPerReq(), 1) + byRound("weft", "haproxy", threads, top,
-                    BenchRow::proxyCpuUsPerReq) + perWork, weft.proxyCpuUsPerReq() <= haproxy.proxyCpuUsPerReq()));
+                    BenchRow::proxyCpuUsPerReq), weft.proxyCpuUsPerReq() <= haproxy.proxyCpuUsPerReq()));
             t.append(row(meshTop + ": Weft p99 ≤ HAProxy's", f(weft.p99Ms(), 1) + " ms vs "
                     + f(haproxy.p99Ms(), 1) + " ms" + byRound("weft", "haproxy", threads, top, BenchRow::p99Ms),
                     weft.p99Ms() <= haproxy.p99Ms()));

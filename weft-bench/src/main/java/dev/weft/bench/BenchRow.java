@@ -28,10 +28,11 @@ import java.util.function.ToDoubleFunction;
  * @param generatorCpuUsPerReq the load generator's (the bench's own process) CPU per request
  * @param generatorCores    the same in cores
  * @param appsCpuUsPerReq   the example apps' CPU per request (providers and consumer)
- * @param proxyCpuPerWork   the proxies' CPU over the apps' and the generator's in the same window: the apps and the
- *                          generator do the same work for every plane, so this ratio is the proxies' cost with the
- *                          machine's speed, which moves by a third between rounds, divided out (docs/benchmarks.md,
- *                          session 22); NaN without proxies or without the others' CPU
+ * @param proxyCpuPerWork   the proxies' CPU over the apps' and the generator's in the same window: the machine's
+ *                          speed, which moves a plane's CPU per request by up to a third between rounds, moves theirs
+ *                          too, so this ratio compares rounds (and variants) of one plane. Not planes with each
+ *                          other: how a plane delivers the load changes what the apps spend on it (docs/benchmarks.md,
+ *                          session 23). NaN without proxies or without the others' CPU
  * @param readyMs           slowest proxy's time from process start to ready
  * @param warmupS           unrecorded load on this topology before the window: warm-up, first warm-up and JIT
  *                          settling together
