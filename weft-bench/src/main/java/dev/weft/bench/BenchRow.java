@@ -46,7 +46,8 @@ record BenchRow(String section, String plane, int threads, int round, int connec
                 double p50Ms, double p90Ms, double p99Ms, double maxMs, long requests, long errors,
                 double proxyCpuUsPerReq, double jitCpuUsPerReq, double controlCpuUsPerReq, double rssConsumerMiB, double rssProviderMiB, double linkBytesPerReq,
                 double machineBusyPct, double loadAverage, double generatorCpuUsPerReq, double generatorCores,
-                double appsCpuUsPerReq, double proxyCpuPerWork, double readyMs, double warmupS, double weightOffPct, double tlsHandshakesPerSec, String error) {
+                double appsCpuUsPerReq, double proxyCpuPerWork, double readyMs, double warmupS, double weightOffPct,
+                double tlsHandshakesPerSec, String error) {
 
     static final double MIB = 1024.0 * 1024.0;
 
@@ -78,7 +79,8 @@ record BenchRow(String section, String plane, int threads, int round, int connec
         return new BenchRow(section, plane, threads, round, load.connections(), load.qps(), load.ceilingRatio(),
                 load.latency().p50Ms(), load.latency().p90Ms(), load.latency().p99Ms(), load.latency().maxMs(),
                 requests, load.errors().total(), cpu, jit, control, rssConsumer, rssProvider, link,
-                f.machineBusy() * 100, f.loadAverage(), load.cpuMicrosPerRequest(), load.cpuCores(), apps, perWork, ready,
+                f.machineBusy() * 100, f.loadAverage(), load.cpuMicrosPerRequest(), load.cpuCores(), apps, perWork,
+                ready,
                 warmup.toMillis() / 1000.0, weightOff, handshakes, null);
     }
 

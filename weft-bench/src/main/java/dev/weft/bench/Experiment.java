@@ -71,7 +71,10 @@ public final class Experiment implements AutoCloseable {
     private final FreePorts ports = new FreePorts();
     private final HttpProbe http = new HttpProbe();
     private final Map<String, Long> providerPids = new java.util.concurrent.ConcurrentHashMap<>();
-    /** The example apps' processes (providers, consumer): the same work for every data plane, the run's yardstick. */
+    /**
+     * The example apps' processes (providers, consumer): the same requests for every data plane, so their CPU is the
+     * yardstick that divides the machine's speed out of a plane's rounds ({@code BenchRow#proxyCpuPerWork}).
+     */
     private final List<Long> appPids = new java.util.concurrent.CopyOnWriteArrayList<>();
     /** The control plane's and the apps' AOT caches ./weft trained, or the training of them. */
     private final AppAot aot = AppAot.fromEnvironment();
