@@ -108,7 +108,8 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--sidecar-jvm", paramLabel = "OPTIONS",
             description = "JVM options of the Weft sidecars (default: the sidecar's own, from sidecar-jvm.options, "
-                    + "with the AOT cache ./weft trained; other options run without the cache).")
+                    + "with the AOT cache ./weft trained; options that differ in more than the heap's sizes or "
+                    + "-Dio.netty. properties run without the cache).")
     String sidecarJvm;
 
     @Option(names = "--threads", paramLabel = "N",
