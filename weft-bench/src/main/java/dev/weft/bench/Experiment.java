@@ -71,11 +71,8 @@ public final class Experiment implements AutoCloseable {
     private final FreePorts ports = new FreePorts();
     private final HttpProbe http = new HttpProbe();
     private final Map<String, Long> providerPids = new java.util.concurrent.ConcurrentHashMap<>();
-    /**
-     * The example apps' processes (providers, consumer): the same requests for every data plane, so their CPU is the
-     * yardstick that divides the machine's speed out of a plane's rounds ({@code BenchRow#proxyCpuPerWork}).
-     */
-    private final List<Long> appPids = new java.util.concurrent.CopyOnWriteArrayList<>();
+    /** The consumer app's process, -1 without one (per hop). */
+    private volatile long consumerPid = -1;
     /** The control plane's and the apps' AOT caches ./weft trained, or the training of them. */
     private final AppAot aot = AppAot.fromEnvironment();
     private final Thread shutdownHook = new Thread(() -> children.stopAll(aot.stopGrace(STOP_GRACE)),
@@ -163,6 +160,18 @@ public final class Experiment implements AutoCloseable {
     /** Each provider app's process id by provider name, e.g. to {@code kill -9} it. */
     public Map<String, Long> providerPids() {
         return Map.copyOf(providerPids);
+    }
+
+    /**
+     * The example apps' processes (providers, consumer): the same requests for every data plane, so their CPU is the
+     * yardstick that divides the machine's speed out of a plane's rounds ({@code BenchRow#proxyCpuPerWork}).
+     */
+    private List<Long> appPids() {
+        List<Long> pids = new ArrayList<>(providerPids.values());
+        if (consumerPid > 0) {
+            pids.add(consumerPid);
+        }
+        return pids;
     }
 
     /**
@@ -317,7 +326,6 @@ public final class Experiment implements AutoCloseable {
                 "provider " + spec.name() + " listening on HOST:PORT", settings.startTimeout()).group(1));
         say("provider " + spec.name() + " ready on " + LOOPBACK + ":" + port + " (pid " + provider.pid() + ")");
         providerPids.put(spec.name(), provider.pid());
-        appPids.add(provider.pid());
         return port;
     }
 
@@ -327,7 +335,7 @@ public final class Experiment implements AutoCloseable {
         int port = Integer.parseInt(consumer.awaitOutput(CONSUMER_READY, "consumer listening on HOST:PORT",
                 settings.startTimeout()).group(1));
         say("consumer ready on " + LOOPBACK + ":" + port + " (pid " + consumer.pid() + ")");
-        appPids.add(consumer.pid());
+        consumerPid = consumer.pid();
         return port;
     }
 
@@ -428,7 +436,7 @@ public final class Experiment implements AutoCloseable {
         LoadGenerator.Settings load = new LoadGenerator.Settings(target, connections, duration, warmup,
                 settings.loadTimeout(), settings.loadThreads(),
                 settings.providerDelay(), settings.out());
-        WindowSampler sampler = new WindowSampler(topology, controlPid, appPids, http, this::say);
+        WindowSampler sampler = new WindowSampler(topology, controlPid, appPids(), http, this::say);
         try {
             LoadResult result = settings.generator().run(load, settle == null ? sampler : settle.around(sampler),
                     runDir);

@@ -13,8 +13,8 @@ import java.util.concurrent.TimeUnit;
  * intrusive list node it already owns: adding and cancelling are O(1) and allocate nothing.
  *
  * <p>The lists form a wheel: an entry goes into the slot of the first tick at or after its deadline, and a tick
- * looks only at the slots of the ticks that passed since the last one, and of the one under way. A tick that walked every pending deadline
- * (as this timer first did) touched each in-flight exchange every 10 ms, a cache miss each: 0.9-1.5 µs of CPU per
+ * looks only at the slots of the ticks that passed since the last one, and of the one under way. A tick that walked
+ * every pending deadline (as this timer first did) touched each in-flight exchange every 10 ms, a cache miss each: 0.9-1.5 µs of CPU per
  * request per side in the mesh at 512 connections (perf, docs/benchmarks.md, session 22). With {@link #SLOTS}
  * slots the wheel turns once in about 10 s, so a request that ends before its deadline is never visited; one
  * whose deadline lies further ahead than a turn is visited once per turn until it is due.
