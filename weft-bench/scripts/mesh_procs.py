@@ -2,9 +2,11 @@
 
 Imported by provider-inflight.py and where-requests-wait.py (run from any directory; they add this one to the path).
 Run as `mesh_procs.py roles` it prints "TID ROLE" for every thread of the mesh's processes (trace-consumer-side.sh,
-profile-window.sh); as `mesh_procs.py sidecars`, "PID ROLE" for every Weft sidecar (profile-window.sh, jit-window.sh).
+profile-window.sh); as `mesh_procs.py sidecars`, "PID ROLE" for every Weft sidecar (profile-window.sh, jit-window.sh);
+as `mesh_procs.py served`, the requests the providers have served so far, summed, and the CLOCK_MONOTONIC
+seconds when it read them (wake-census.sh).
 """
-import http.client, os, re, subprocess, sys
+import http.client, json, os, re, subprocess, sys, time
 
 
 def processes():
@@ -91,6 +93,18 @@ def sidecars():
 if __name__ == '__main__' and sys.argv[1:] == ['roles']:
     for t, r in sorted(roles().items()):
         print(t, r)
+elif __name__ == '__main__' and sys.argv[1:] == ['served']:
+    conns, total, ports = {}, 0, providers()
+    for name, port in ports.items():  # connected first, so that the reads below follow each other closely
+        conns[name] = http.client.HTTPConnection('127.0.0.1', port, timeout=1)
+        conns[name].connect()
+    read_at = time.clock_gettime(time.CLOCK_MONOTONIC)
+    for name, port in ports.items():
+        body = get(conns, name, port, '/stats')
+        if body is None:
+            sys.exit(f'provider {name} did not answer GET /stats')
+        total += json.loads(body)['served']
+    print(total, f'{read_at:.6f}')
 elif __name__ == '__main__' and sys.argv[1:] == ['sidecars']:
     for pid, r in sorted(sidecars().items()):
         print(pid, r)

@@ -10,6 +10,7 @@ comm,pid,tid,ip,sym,dso of 5 s of 999 Hz samples of every CPU). Requests in the 
 5 s (the window lies inside the round's measured run). Prints
   - per role and thread kind (a thread's name with its digits dropped): CPU µs, system calls and context switches per
     request, and the calls by kind;
+  - the proxies' CPU divided by the apps' and wrk's, with and without the sidecars' compiler threads;
   - per role: the share of its CPU samples by code region (kernel, libjvm, JIT-compiled code by package, ...), and the sidecars' hottest symbols.
 """
 import collections, csv, gzip, os, re, sys
@@ -98,6 +99,21 @@ def samples(d, role_of):
     return by_region, by_symbol
 
 
+def ratio_line(totals, by_kind, req):
+    """The proxies' CPU divided by the apps' and wrk's (the machine's speed divided out, as the bench's
+    proxy_cpu_per_work), with and without the sidecars' compiler threads, whose share moves with the JIT's progress
+    between rounds: the figure to compare variants of one plane by (docs/benchmarks.md, sessions 22-24)."""
+    def cpu(pred):
+        return sum(e['task-clock'] for r, e in totals.items() if pred(r))
+    proxies = cpu(lambda r: r.startswith(('sidecar:', 'haproxy', 'nginx', 'caddy')))
+    work = cpu(lambda r: r in ('consumer-app', 'provider', 'wrk'))
+    jit = sum(e['task-clock'] for (r, k), e in by_kind.items() if r.startswith('sidecar:') and 'CompilerThre' in k)
+    if work == 0:
+        return '\nproxies ÷ (apps + wrk): n/a (no apps or wrk counted)'
+    return (f'\nproxies ÷ (apps + wrk): {proxies / work:.3f}; without the sidecars\' compiler threads '
+            f'({jit / req * 1000:.1f} µs/req): {(proxies - jit) / work:.3f}')
+
+
 def main(d):
     q, plane, threads = qps(d)
     req = q * WINDOW_S
@@ -118,6 +134,7 @@ def main(d):
     for r, e in sorted(totals.items(), key=lambda kv: -kv[1]['task-clock']):
         print(f"| {r} | {e['task-clock'] / req * 1000:.1f} | {e['raw_syscalls:sys_enter'] / req:.2f} | "
               f"{e['context-switches'] / req:.2f} |")
+    print(ratio_line(totals, c, req))
     s, syms = samples(d, role_of)
     print('\n| role | region | share of its samples | µs/req (samples at 999 Hz) |')
     print('|---|---|---:|---:|')
