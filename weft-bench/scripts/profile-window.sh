@@ -16,6 +16,7 @@
 # PIN=split, Worker N of every sidecar to CPU N-1 (session 24: what the second Worker costs without concurrency).
 P=$1; T=$2; O=$3
 S=$(dirname $(readlink -f $0))
+case "$PIN" in ''|side|split) ;; *) echo "PIN is side or split, not $PIN" >&2; exit 2 ;; esac
 . $S/measured-round.sh
 start_round $P $T $O "${@:4}"
 sleep 3
@@ -27,7 +28,6 @@ if [ -n "$PIN" ]; then
       case $PIN in
         side) [[ $role == sidecar:consumer ]] && c=0 || c=1 ;;
         split) c=$(( ${comm##*-} - 1 )) ;;
-        *) echo "PIN is side or split, not $PIN" >&2; exit 2 ;;
       esac
       taskset -p -c $c $(basename $t) > /dev/null && echo "$role $comm $(basename $t) CPU $c" >> $O/pins.txt
     done

@@ -6,8 +6,8 @@
 DIR holds tid-roles.txt (mesh_procs.py roles), threads.txt ("PID TID COMM" of every thread), served-before.txt and
 served-after.txt (the providers' served counters and the CLOCK_MONOTONIC time each was read) and wake.txt.gz (perf
 script -F comm,pid,tid,time,event,trace of sched:sched_wakeup and raw_syscalls enter/exit on every CPU, recorded
-on CLOCK_MONOTONIC). Only the events between the two reads count, against the requests served between them. The loops
-are Weft's Workers (threads named weft-worker-*) and every thread of HAProxy, nginx or Caddy. Prints, per side
+on CLOCK_MONOTONIC). Only the events between the two reads count, against the requests served between them. The
+loops are Weft's Workers (threads named weft-worker-*) and every thread of HAProxy, nginx or Caddy. Prints, per side
 (consumer, provider; the three provider sides together):
   - wake-ups of the loops per request, by who woke them (the waker is the thread running when the wake-up is made);
   - their system calls per request, by name;
@@ -46,8 +46,8 @@ def main(d):
         sys.exit(f'{d}: no requests served in the window')
     proxy = lambda r: r.startswith(('sidecar:', 'haproxy', 'nginx', 'caddy'))
     loops = {t for t, r in roles.items()
-             if r.startswith(('haproxy', 'nginx', 'caddy')) or r.startswith('sidecar:')
-             and comm_of.get(t, '').startswith('weft-worker')}
+             if r.startswith(('haproxy', 'nginx', 'caddy'))
+             or (r.startswith('sidecar:') and comm_of.get(t, '').startswith('weft-worker'))}
     wakers, calls, returns = (collections.Counter() for _ in range(3))
     for line in gzip.open(os.path.join(d, 'wake.txt.gz'), 'rt', errors='replace'):
         m = LINE.match(line)
@@ -67,7 +67,8 @@ def main(d):
             elif r and proxy(r):
                 who = f'the {side(r)} side'
             elif r:
-                who = {'consumer-app': 'the consumer app', 'wrk': 'wrk'}.get(r, 'a provider' if r.startswith('provider:') else r)
+                who = {'consumer-app': 'the consumer app', 'wrk': 'wrk'}.get(
+                    r, 'a provider' if r.startswith('provider:') else r)
             else:
                 who = 'an interrupt on an idle CPU' if comm == 'swapper' else 'another process'
             wakers[(side(roles[woken]), who)] += 1

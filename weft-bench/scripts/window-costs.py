@@ -11,7 +11,8 @@ comm,pid,tid,ip,sym,dso of 5 s of 999 Hz samples of every CPU). Requests in the 
   - per role and thread kind (a thread's name with its digits dropped): CPU µs, system calls and context switches per
     request, and the calls by kind;
   - the proxies' CPU divided by the apps' and wrk's, with and without the sidecars' compiler threads;
-  - per role: the share of its CPU samples by code region (kernel, libjvm, JIT-compiled code by package, ...), and the sidecars' hottest symbols.
+  - per role: the share of its CPU samples by code region (kernel, libjvm, JIT-compiled code by package, ...), and
+    the sidecars' hottest symbols.
 """
 import collections, csv, gzip, os, re, sys
 
