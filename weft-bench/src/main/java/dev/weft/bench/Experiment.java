@@ -181,8 +181,14 @@ public final class Experiment implements AutoCloseable {
      */
     public LoadResult load(int connections, Duration warmup, Duration duration, LoadGenerator.PhaseListener listener)
             throws InterruptedException {
-        return LoadGenerator.run(new LoadGenerator.Settings(target(), connections, duration, warmup,
-                settings.loadTimeout(), settings.loadThreads(), settings.providerDelay(), settings.out()), listener);
+        return LoadGenerator.run(loadSettings(target(), connections, duration, warmup, true), listener);
+    }
+
+    /** A load on {@code target} with this experiment's timeout, threads and provider delay; progress printed or not. */
+    private LoadGenerator.Settings loadSettings(URI target, int connections, Duration duration, Duration warmup,
+                                                boolean progress) {
+        return new LoadGenerator.Settings(target, connections, duration, warmup, settings.loadTimeout(),
+                settings.loadThreads(), settings.providerDelay(), progress ? settings.out() : null);
     }
 
     /** The client the experiment calls its processes' admin and ready endpoints with (closed with it). */
@@ -243,12 +249,12 @@ public final class Experiment implements AutoCloseable {
         List<Topology.RunningProvider> providers = new ArrayList<>();
         List<DataPlane.Upstream> upstreams = new ArrayList<>();
         List<DataPlane.Proxy> proxies = new ArrayList<>();
-        List<ProviderSpec> specs = providerSpecs();
+        List<ProviderSpec> specs = settings.providerSpecs();
         for (int i = 0; i < specs.size(); i++) {
             ProviderSpec spec = specs.get(i);
             // The capacity each provider-side proxy enforces (and the consumer side honours); 0 = none.
             int capacity = settings.shape() == Shape.HOP ? 0 : settings.providerCapacities().get(i);
-            int appPort = startProvider(spec, providerLimit(i));
+            int appPort = startProvider(spec, settings.providerLimit(i));
             DataPlane.Upstream app = new DataPlane.Upstream(spec.name(), appPort, spec.weight(), capacity);
             if (plane.proxied()) {
                 DataPlane.Proxy proxy = plane.startProviderSide(launcher, app);
@@ -273,43 +279,24 @@ public final class Experiment implements AutoCloseable {
                 linkPorts);
     }
 
-    /** The mesh's three providers; one provider for {@code direct}; one backend per hop. */
-    private List<ProviderSpec> providerSpecs() {
-        if (settings.shape() == Shape.HOP) {
-            return List.of(new ProviderSpec("backend", 1));
-        }
-        return settings.dataPlane().proxied() ? PROVIDERS : List.of(new ProviderSpec(DirectDataPlane.NAME, 1));
-    }
-
-    /**
-     * The limit of the {@code index}th provider app: its capacity; for direct the three's together; per hop none to
-     * speak of.
-     */
-    private int providerLimit(int index) {
-        if (settings.shape() == Shape.HOP) {
-            return 1_000_000;
-        }
-        List<Integer> capacities = settings.providerCapacities();
-        return settings.dataPlane().proxied() ? capacities.get(index)
-                : capacities.stream().mapToInt(Integer::intValue).sum();
-    }
-
     /**
      * @param external a registry URL to keep the control plane's state in, or null for its own data dir
      * @return the control plane's {@code HOST:PORT}, as it printed it
      */
     private String startControlPlane(String external) throws ExperimentException, InterruptedException {
         Path dataDir = runDir.resolve("control-data");
-        ChildProcess control = external == null
-                ? launchJvm("control plane", "control.log", List.of(), List.of(),
-                        "control", "--listen", LOOPBACK + ":0", "--data-dir", dataDir.toString())
-                : launchJvm("control plane", "control.log", List.of(), List.of(),
-                        "control", "--listen", LOOPBACK + ":0", "--registry", external, "--data-dir",
-                        dataDir.toString());
+        List<String> args = new ArrayList<>(List.of("control", "--listen", LOOPBACK + ":0"));
+        if (external != null) {
+            args.addAll(List.of("--registry", external));
+        }
+        args.addAll(List.of("--data-dir", dataDir.toString()));
+        ChildProcess control = launchJvm("control plane", "control.log", List.of(), List.of(),
+                args.toArray(String[]::new));
         String address = control.awaitOutput(CONTROL_READY, "weft control listening on HOST:PORT",
                 settings.startTimeout()).group(1);
         controlAddress = address;
-        say("control plane ready on " + address + (external == null ? "" : " (state in " + Registries.redact(external) + ")")
+        say("control plane ready on " + address
+                + (external == null ? "" : " (state in " + Registries.redact(external) + ")")
                 + " (pid " + control.pid() + ")");
         controlPid = control.pid();
         return address;
@@ -433,9 +420,7 @@ public final class Experiment implements AutoCloseable {
         URI target = target();
         say("load: " + connections + " connections to " + target + " for " + Durations.format(duration)
                 + " after " + (settle == null ? "" : "at most ") + Durations.format(warmup) + " warm-up");
-        LoadGenerator.Settings load = new LoadGenerator.Settings(target, connections, duration, warmup,
-                settings.loadTimeout(), settings.loadThreads(),
-                settings.providerDelay(), settings.out());
+        LoadGenerator.Settings load = loadSettings(target, connections, duration, warmup, true);
         WindowSampler sampler = new WindowSampler(topology, controlPid, appPids(), http, this::say);
         try {
             LoadResult result = settings.generator().run(load, settle == null ? sampler : settle.around(sampler),
@@ -452,9 +437,7 @@ public final class Experiment implements AutoCloseable {
      * {@code cap} is spent (see {@link JitSettle}); at once for proxies without a JIT.
      */
     public JitSettle.Outcome settleJit(int connections, Duration cap) throws InterruptedException {
-        LoadGenerator.Settings step = new LoadGenerator.Settings(target(), connections, JitSettle.STEP, Duration.ZERO,
-                settings.loadTimeout(), settings.loadThreads(),
-                settings.providerDelay(), null);
+        LoadGenerator.Settings step = loadSettings(target(), connections, JitSettle.STEP, Duration.ZERO, false);
         return JitSettle.run(JitSettle.Meter.of(topology.proxies()), cap,
                 () -> settings.generator().run(step, new LoadGenerator.PhaseListener() {}, runDir));
     }

@@ -91,6 +91,27 @@ public record ExperimentSettings(int connections, Duration duration, Duration wa
         return shape == Experiment.Shape.HOP ? Duration.ZERO : providerDelay;
     }
 
+    /** The mesh's three providers; one provider for {@code direct}; one backend per hop. */
+    List<Experiment.ProviderSpec> providerSpecs() {
+        if (shape == Experiment.Shape.HOP) {
+            return List.of(new Experiment.ProviderSpec("backend", 1));
+        }
+        return dataPlane.proxied() ? Experiment.PROVIDERS
+                : List.of(new Experiment.ProviderSpec(DirectDataPlane.NAME, 1));
+    }
+
+    /**
+     * The limit of the {@code index}th provider app ({@link #providerSpecs}): its capacity; for direct the three's
+     * together; per hop none to speak of.
+     */
+    int providerLimit(int index) {
+        if (shape == Experiment.Shape.HOP) {
+            return 1_000_000;
+        }
+        return dataPlane.proxied() ? providerCapacities.get(index)
+                : providerCapacities.stream().mapToInt(Integer::intValue).sum();
+    }
+
     /**
      * The paper's setting: 512 connections, 30 s after a 5 s warm-up, providers of 200 x 50 ms, the built-in
      * load generator.

@@ -18,7 +18,8 @@ import java.util.function.Consumer;
  * Reads everything an {@link ExperimentResult} reports besides the load, just before and just after the measured
  * window: each provider's {@code served} counter (its {@code /stats}), the proxies', the control plane's and the
  * example apps' CPU time (and the proxies' JIT compilers' share of it), the proxies' peak memory, the machine's CPU
- * time, the bytes on the proxies' link and the TLS handshakes Weft's sidecars made on it ({@value #HANDSHAKES} from their {@code /metrics}).
+ * time, the bytes on the proxies' link and the TLS handshakes Weft's sidecars made on it ({@value #HANDSHAKES} from
+ * their {@code /metrics}).
  *
  * <p>Thread: called by the load generator on the thread that runs the load, before and after the window; read
  * afterwards on the same thread.
