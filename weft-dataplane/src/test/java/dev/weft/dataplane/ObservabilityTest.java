@@ -20,6 +20,7 @@ import java.time.Duration;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -181,8 +182,10 @@ class ObservabilityTest {
             assertThat(call("/echo").statusCode()).isEqualTo(200);
         }
         assertThat(call("/other").statusCode()).isEqualTo(200);
-        String out = get("http://127.0.0.1:" + MeshFixture.port(consumer, "admin") + "/metrics");
-        String in = get("http://127.0.0.1:" + MeshFixture.port(provider, "admin") + "/metrics");
+        // The client may have its answer before the sidecars have recorded it (CI saw /other missing): wait for both.
+        String out = awaitMetrics(consumer, "the consumer counting /other",
+                m -> m.contains("route=\"default\",status_class=\"2xx\"}") && routeRequests(m, "outbound") > 0);
+        String in = awaitMetrics(provider, "the provider counting /echo", m -> routeRequests(m, "inbound") > 0);
         assertThat(out).containsPattern("weft_route_requests_total\\{direction=\"outbound\",service=\"consumer\","
                 + "dst_service=\"provider\",route=\"echo\",status_class=\"2xx\"} [1-9]");
         assertThat(out).contains("dst_service=\"provider\",route=\"default\",status_class=\"2xx\"}");
@@ -201,6 +204,25 @@ class ObservabilityTest {
         return http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + MeshFixture.port(s, "admin") + path))
                 .timeout(Duration.ofSeconds(5)).method(method, HttpRequest.BodyPublishers.noBody()).build(),
                 HttpResponse.BodyHandlers.ofString());
+    }
+
+    /**
+     * Scrapes {@code s}'s /metrics until {@code ready} accepts the text, for at most 15 s. A sidecar counts an exchange
+     * once its last byte is written, so a client holding its answer can scrape a moment before the count.
+     */
+    private String awaitMetrics(Sidecar s, String what, Predicate<String> ready)
+            throws InterruptedException {
+        return await(what, () -> {
+            try {
+                String m = get("http://127.0.0.1:" + MeshFixture.port(s, "admin") + "/metrics");
+                return ready.test(m) ? m : null;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();   // the await's sleep then ends the wait
+                return null;
+            } catch (Exception e) {
+                return null;
+            }
+        });
     }
 
     private static long routeRequests(String metrics, String direction) {
@@ -241,17 +263,8 @@ class ObservabilityTest {
             assertThat(app.headersOf("POST /echo?resumed").get("traceparent")).singleElement()
                     .asString().contains(trace).isNotEqualTo(caller);
             // The client may have its answer before the exchange has recorded it (CI saw one count missing): wait for it.
-            String after = await("the resumed request counted", () -> {
-                try {
-                    String m = get("http://127.0.0.1:" + MeshFixture.port(consumer, "admin") + "/metrics");
-                    return routeRequests(m, "outbound") == routeRequests(before, "outbound") + 1 ? m : null;
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();   // the await's sleep then ends the wait
-                    return null;
-                } catch (Exception e) {
-                    return null;
-                }
-            });
+            String after = awaitMetrics(consumer, "the resumed request counted",
+                    m -> routeRequests(m, "outbound") == routeRequests(before, "outbound") + 1);
             assertThat(after).contains("weft_observability_paused 0", "weft_observability_switches_total 2");
             for (String file : List.of("outbound.jsonl", "inbound.jsonl")) {
                 await(file + " line of the resumed request", () -> {
