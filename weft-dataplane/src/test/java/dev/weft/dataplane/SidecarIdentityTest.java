@@ -91,6 +91,9 @@ class SidecarIdentityTest {
         assertThat(second.receivedAt()).isAfter(first.renewAt().minusSeconds(1)).isBefore(first.notAfter());
         assertThat(second.spiffeId()).isEqualTo(first.spiffeId());
         assertThat(second.key()).isNotEqualTo(first.key());
+        // The sidecar counts a certificate just after it takes it into use (SidecarIdentity.accept): wait for the count.
+        await().atMost(Duration.ofSeconds(15)).until(() -> admin(sidecar, "/metrics")
+                .contains("weft_identity_certificate_requests_total{result=\"ok\"} 2"));
         assertThat(admin(sidecar, "/metrics"))
                 .contains("weft_identity_certificate_requests_total{result=\"ok\"} 2")
                 .contains("weft_identity_certificate_requests_total{result=\"failed\"} 0");
@@ -189,6 +192,9 @@ class SidecarIdentityTest {
         await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100))
                 .until(() -> admin(sidecar, "/metrics").contains("weft_identity_certificate_requests_total{result=\"ok\"} 1")
                         && !admin(sidecar, "/metrics").contains("weft_identity_certificate_requests_total{result=\"failed\"} 0"));
+        // The sidecar notes the failure's reason just after it counts it (SidecarIdentity.attempt): wait for the reason.
+        await().atMost(Duration.ofSeconds(15)).until(() -> admin(sidecar, "/config").contains("control plane "
+                + "weft://127.0.0.1:" + controlPort + " unreachable"));
         assertThat(admin(sidecar, "/config")).contains("control plane " + "weft://127.0.0.1:" + controlPort
                 + " unreachable");
 

@@ -304,6 +304,9 @@ class EtcdControlPlaneTest {
         cluster.member(0).restart();
         await().atMost(Duration.ofSeconds(15)).untilAsserted(() ->
                 assertThat(send("GET", "/v1/services", null).statusCode()).isEqualTo(200));
+        // The store notes etcd answering on its event thread, after the call's answer went out: wait for it.
+        await().atMost(Duration.ofSeconds(15)).until(() -> send("GET", "/metrics", null).body()
+                .contains("weft_control_registry_up{backend=\"etcd\"} 1"));
         assertThat(send("GET", "/metrics", null).body()).contains("weft_control_registry_up{backend=\"etcd\"} 1");
     }
 
