@@ -75,8 +75,16 @@ public final class Experiment implements AutoCloseable {
     private volatile long consumerPid = -1;
     /** The control plane's and the apps' AOT caches ./weft trained, or the training of them. */
     private final AppAot aot = AppAot.fromEnvironment();
-    private final Thread shutdownHook = new Thread(() -> children.stopAll(aot.stopGrace(STOP_GRACE)),
-            "weft-demo-shutdown");
+    /**
+     * Ctrl-C or a kill: the topology stops, then whatever else this JVM started. A load generator runs outside
+     * {@link #children} (wrk is waited for by the thread that started it, which a JVM ending does not unwind), and
+     * a wrk left running spins on its closed connections for the rest of its duration, stealing the CPU of the
+     * next run on the machine (seen: a later bench at half its QPS for six minutes).
+     */
+    private final Thread shutdownHook = new Thread(() -> {
+        children.stopAll(aot.stopGrace(STOP_GRACE));
+        ProcessHandle.current().descendants().forEach(ProcessHandle::destroyForcibly);
+    }, "weft-demo-shutdown");
     private Path runDir;
     private String registry;
     private String traceEndpoint;
