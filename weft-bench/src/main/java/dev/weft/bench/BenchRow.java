@@ -25,7 +25,8 @@ import java.util.function.ToDoubleFunction;
  * @param linkBytesPerReq   bytes on the link between the two proxy roles (both directions) per request
  * @param machineBusyPct    busy share of all cores, whole machine
  * @param loadAverage       1-minute load average as the window began
- * @param generatorCpuUsPerReq the load generator's CPU per request (wrk's, or the bench's own process for the built-in one)
+ * @param generatorCpuUsPerReq the load generator's CPU per request (wrk's, or the bench's own process for the
+ *                             built-in one)
  * @param generatorCores    the same in cores
  * @param appsCpuUsPerReq   the example apps' CPU per request (providers and consumer)
  * @param proxyCpuPerWork   the proxies' CPU over the apps' and the generator's in the same window: the machine's

@@ -80,7 +80,8 @@ class ObservabilityAbTest {
         String md = ObservabilityAb.report(List.of(windows), List.of(1), new ObservabilityAb.Settings(
                 Experiment.Shape.HOP, 64, 3, Duration.ofSeconds(10), Duration.ofSeconds(3), Duration.ofSeconds(120)),
                 "now", "test machine");
-        assertThat(md).contains("| 1 | on, off | 8000 | 8800 | 114.4 | 100.0 | 1.0 | 1.0 | +14.4 % | +14.5 % | +4.0 % |")
+        assertThat(md)
+                .contains("| 1 | on, off | 8000 | 8800 | 114.4 | 100.0 | 1.0 | 1.0 | +14.4 % | +14.5 % | +4.0 % |")
                 .contains("Median cost +6.0 %").contains("**Target (median within 5 %): not met on all CPU")
                 .contains("Per wrk CPU (the proxies' CPU over the load generator's in the same window: the "
                         + "machine's speed divided out) +4.0 % (quartiles +4.0 to +5.0 %")
