@@ -61,7 +61,7 @@ for pair in $(seq 1 $PAIRS); do
     wait $J
     # Scripted now, against this window's maps (perf looks in /tmp/perf-PID.map).
     perf script -i $D/cpu.data -F comm,pid,tid,time,ip,sym,dso 2>/dev/null | gzip > $D/cpu.txt.gz
-    rm -f $D/cpu.data
+    rm -f $D/cpu.data $D/perf-*.map  # the samples carry their symbols now
     echo "window $w ($st) recorded at $(date +%T)"
   done
 done
