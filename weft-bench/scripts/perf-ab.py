@@ -5,10 +5,10 @@
 
 Each window directory (wNN-on, wNN-off) holds cpu.txt.gz (perf script -F comm,pid,tid,time,ip,sym,dso of 999 Hz
 samples of every CPU, times on CLOCK_MONOTONIC), tid-roles.txt (mesh_procs.py roles) and served-before.txt /
-served-after.txt (the backend's served counter and when it was read). A window's requests are the counter's
+served-after.txt (the providers' served counters, summed, and when they were read). A window's requests are the counter's
 difference, and only the samples between the two reads count. Windows pair up in order (1-2, 3-4, ...); every
 figure is the median over pairs of (on - paused), in µs of CPU per request, with the median paused figure beside it:
-  - per process role (the sidecars, the backend, wrk, the control plane);
+  - per process role (the sidecars, the apps, wrk, the control plane);
   - per sidecar thread kind (a thread's name without its digits) and per code region (window-costs.py's regions);
   - the symbols whose cost moved most.
 """
@@ -51,7 +51,7 @@ def window(d):
             counts[('thread', side + ' ' + wc.kind(comm))] += 1
             counts[('region', side + ' ' + wc.region(sym, dso))] += 1
             counts[('symbol', side + ' ' + (wc.method(sym) if sym != '[unknown]' else os.path.basename(dso)))] += 1
-            counts[('role', 'sidecars (both)')] += 1
+            counts[('role', 'sidecars (all)')] += 1
     return {k: v * US_PER_SAMPLE / req for k, v in counts.items()}, req, t1 - t0
 
 
@@ -69,7 +69,7 @@ def main(d):
           f'between two reads of the served counter)\n')
     print('| pair | requests on | paused | QPS on | paused | sidecars on | paused | on − paused |')
     print('|---:|---:|---:|---:|---:|---:|---:|---:|')
-    key = ('role', 'sidecars (both)')
+    key = ('role', 'sidecars (all)')
     for i, (on, off) in enumerate(pairs, 1):
         print(f'| {i} | {on[2]:,} | {off[2]:,} | {on[2] / on[3]:,.0f} | {off[2] / off[3]:,.0f} | '
               f'{on[1].get(key, 0):.1f} | {off[1].get(key, 0):.1f} | {on[1].get(key, 0) - off[1].get(key, 0):+.2f} |')

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Usage: perf-ab.sh OUTDIR [PAIRS] [THREADS] (from a built clone's root)
+# Usage: [SHAPE=mesh] perf-ab.sh OUTDIR [PAIRS] [THREADS] (from a built clone's root)
 # Observability's cost by code, where the bench's A/B only gives its total: starts `./weft bench observability
 # --shape hop` with one long window at THREADS Workers (default 1), and once the JIT has settled both ways, switches
 # both sidecars on and paused itself, PAIRS times each (default 12; on-paused, paused-on, ...). Each state gets 3 s
@@ -7,14 +7,16 @@
 # (the requests of exactly that recording), then the sidecars' JIT symbol maps (jcmd Compiler.perfmap, per window:
 # a switch makes the JIT recompile, and code moves). perf-ab.py prints, per request, on minus paused: by process
 # and thread kind, by code region, by symbol (JFR's CPU samples miss GC threads, the kernel and the VM's own code).
+# SHAPE=mesh runs the paper's mesh instead (four sidecars; the providers' served counters summed).
 # Session 25 (docs/benchmarks.md).
-O=$1; PAIRS=${2:-12}; T=${3:-1}
+O=$1; PAIRS=${2:-12}; T=${3:-1}; SHAPE=${SHAPE:-hop}
+case "$SHAPE" in hop) SIDECARS=2 ;; mesh) SIDECARS=4 ;; *) echo "SHAPE is hop or mesh, not $SHAPE" >&2; exit 2 ;; esac
 S=$(dirname $(readlink -f $0))
 JDK=${JAVA_HOME:-$(ls -d /usr/lib/jvm/temurin-25* | head -1)}
 mkdir -p $O
 # One window long enough for every pair (about 25 s each with the maps), measured by the bench but not used here.
 WINDOW=$(( PAIRS * 2 * 25 + 120 ))s
-./weft bench observability --shape hop --proxy-threads $T --pairs 1 --window $WINDOW --results $O/bench \
+./weft bench observability --shape $SHAPE --proxy-threads $T --pairs 1 --window $WINDOW --results $O/bench \
   > $O/bench.log 2>&1 &
 B=$!
 trap 'kill $B 2>/dev/null' EXIT
@@ -30,7 +32,7 @@ python3 $S/mesh_procs.py sidecars > $O/sidecars.txt
 ADMINS=$(while read -r pid role; do
   tr '\0' '\n' < /proc/$pid/cmdline | grep -A1 -x -- '--admin' | tail -1 | sed 's/.*://'
 done < $O/sidecars.txt)
-[ $(echo $ADMINS | wc -w) -eq 2 ] || { echo "expected 2 sidecar admin ports, got '$ADMINS'" >&2; exit 1; }
+[ $(echo $ADMINS | wc -w) -eq $SIDECARS ] || { echo "expected $SIDECARS admin ports, got '$ADMINS'" >&2; exit 1; }
 switch() {
   for a in $ADMINS; do
     got=$(curl -s -m 5 -X POST "http://127.0.0.1:$a/observability?state=$1")
