@@ -2,8 +2,9 @@
 # Usage: [SHAPE=mesh] perf-ab.sh OUTDIR [PAIRS] [THREADS] (from a built clone's root)
 # Observability's cost by code, where the bench's A/B only gives its total: starts `./weft bench observability
 # --shape hop` (or SHAPE) with one long window at THREADS Workers (default 1), and once the JIT has settled both ways,
-# switches every sidecar on and paused itself, PAIRS times each (default 12; on-paused, paused-on, ...). Each state gets 3 s
-# to pass, then 8 s of CPU samples of the whole machine at 999 Hz between two reads of the backend's served counter
+# switches every sidecar on and paused itself, PAIRS times each (default 12; on-paused, paused-on, ...). Each state
+# gets 3 s to pass, then 8 s of CPU samples of the whole machine at 999 Hz between two reads of the backend's served
+# counter
 # (the requests of exactly that recording), then the sidecars' JIT symbol maps (jcmd Compiler.perfmap, per window:
 # a switch makes the JIT recompile, and code moves). perf-ab.py prints, per request, on minus paused: by process
 # and thread kind, by code region, by symbol (JFR's CPU samples miss GC threads, the kernel and the VM's own code).
