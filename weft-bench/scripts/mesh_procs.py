@@ -4,7 +4,8 @@ Imported by provider-inflight.py and where-requests-wait.py (run from any direct
 Run as `mesh_procs.py roles` it prints "TID ROLE" for every thread of the mesh's processes (trace-consumer-side.sh,
 profile-window.sh); as `mesh_procs.py sidecars`, "PID ROLE" for every Weft sidecar (profile-window.sh, jit-window.sh);
 as `mesh_procs.py served`, the requests the providers have served so far, summed, and the CLOCK_MONOTONIC
-seconds when it read them (wake-census.sh).
+seconds when it read them (wake-census.sh, perf-ab.sh); as `mesh_procs.py admins`, "PID ROLE PORT" for every Weft
+sidecar, PORT its admin port from its `--admin` argument (perf-ab.sh).
 """
 import http.client, json, os, re, subprocess, sys, time
 
@@ -108,3 +109,7 @@ elif __name__ == '__main__' and sys.argv[1:] == ['served']:
 elif __name__ == '__main__' and sys.argv[1:] == ['sidecars']:
     for pid, r in sorted(sidecars().items()):
         print(pid, r)
+elif __name__ == '__main__' and sys.argv[1:] == ['admins']:
+    for pid, r in sorted(sidecars().items()):
+        a = [x.decode(errors='replace') for x in dict(processes())[str(pid)]]
+        print(pid, r, a[a.index('--admin') + 1].rpartition(':')[2] if '--admin' in a else '-')

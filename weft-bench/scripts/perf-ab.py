@@ -12,37 +12,28 @@ figure is the median over pairs of (on - paused), in µs of CPU per request, wit
   - per sidecar thread kind (a thread's name without its digits) and per code region (window-costs.py's regions);
   - the symbols whose cost moved most.
 """
-import collections, glob, gzip, importlib.util, os, re, statistics, sys
+import collections, glob, gzip, importlib.util, os, statistics, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 _spec = importlib.util.spec_from_file_location('window_costs', os.path.join(HERE, 'window-costs.py'))
 wc = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(wc)
+import perf_events  # noqa: E402  (this folder's, on the path window-costs.py put it on)
 
 US_PER_SAMPLE = 1e6 / 999
-LINE = re.compile(r'\s*(.+?)\s+(\d+)/(\d+)\s+([0-9.]+):\s+([0-9a-f]+)\s+(.*)\s\(([^()]*)\)\s*$')
-
-
-def served(path):
-    total, at = open(path).read().split()
-    return int(total), float(at)
 
 
 def window(d):
     """{figure key: µs/req} of one window, and its requests."""
-    n0, t0 = served(os.path.join(d, 'served-before.txt'))
-    n1, t1 = served(os.path.join(d, 'served-after.txt'))
-    req = n1 - n0
-    role_of = {int(l.split()[0]): l.split()[1] for l in open(os.path.join(d, 'tid-roles.txt'))}
+    req, t0, t1 = perf_events.served(d)
+    role_of = perf_events.roles(d)
     counts = collections.Counter()
     for line in gzip.open(os.path.join(d, 'cpu.txt.gz'), 'rt', errors='replace'):
-        m = LINE.match(line)
-        if not m:
+        s = wc.sample(line)
+        if s is None or s[2] is None or not t0 <= s[2] <= t1:
             continue
-        comm, _, tid, t, _, sym, dso = m.groups()
-        if not t0 <= float(t) <= t1:
-            continue
-        r = role_of.get(int(tid))
+        comm, tid, _, sym, dso = s
+        r = role_of.get(tid)
         if r is None:
             continue
         counts[('role', r)] += 1
@@ -83,7 +74,7 @@ def main(d):
 
     for group, title, top in (('role', 'process role', 99), ('thread', 'sidecar thread kind', 25),
                               ('region', 'sidecar code region', 30), ('symbol', 'sidecar symbol', 45)):
-        rows = sorted(((med(k), k[1]) for k in keys if k[0] == group), key=lambda r: -abs(r[0][0]))[:top]
+        rows = sorted(((med(k), k[1]) for k in keys if k[0] == group), key=lambda r: (-abs(r[0][0]), r[1]))[:top]
         print(f'\n| {title} | on − paused (median of pairs) | paused (median) |')
         print('|---|---:|---:|')
         for (diff, base), name in rows:

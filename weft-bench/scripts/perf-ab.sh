@@ -13,7 +13,7 @@
 O=$1; PAIRS=${2:-12}; T=${3:-1}; SHAPE=${SHAPE:-hop}
 case "$SHAPE" in hop) SIDECARS=2 ;; mesh) SIDECARS=4 ;; *) echo "SHAPE is hop or mesh, not $SHAPE" >&2; exit 2 ;; esac
 S=$(dirname $(readlink -f $0))
-JDK=${JAVA_HOME:-$(ls -d /usr/lib/jvm/temurin-25* | head -1)}
+. $S/measured-round.sh  # jit_maps
 mkdir -p $O
 # One window long enough for every pair (about 25 s each with the maps), measured by the bench but not used here.
 WINDOW=$(( PAIRS * 2 * 25 + 120 ))s
@@ -28,11 +28,8 @@ until grep -q "observability ×$T on: " $O/bench.log; do
   sleep 1
 done
 sleep 8  # the bench's gap (3 s on fresh connections) and its window's start
-python3 $S/mesh_procs.py sidecars > $O/sidecars.txt
-# Each sidecar's admin port: the bench gives it as --admin on its command line.
-ADMINS=$(while read -r pid role; do
-  tr '\0' '\n' < /proc/$pid/cmdline | grep -A1 -x -- '--admin' | tail -1 | sed 's/.*://'
-done < $O/sidecars.txt)
+python3 $S/mesh_procs.py admins > $O/sidecars.txt
+ADMINS=$(awk '$3 != "-" {print $3}' $O/sidecars.txt)
 [ $(echo $ADMINS | wc -w) -eq $SIDECARS ] || { echo "expected $SIDECARS admin ports, got '$ADMINS'" >&2; exit 1; }
 switch() {
   for a in $ADMINS; do
@@ -56,12 +53,7 @@ for pair in $(seq 1 $PAIRS); do
     perf record -a -F 999 -k CLOCK_MONOTONIC -o $D/cpu.data -- sh -c \
       "python3 $S/mesh_procs.py served > $D/served-before.txt; sleep 8;
        python3 $S/mesh_procs.py served > $D/served-after.txt" > $D/perf-record.err 2>&1
-    J=
-    for p in $(cut -d' ' -f1 $O/sidecars.txt); do
-      ( $JDK/bin/jcmd $p Compiler.perfmap > $D/jcmd-$p.out 2>&1 && cp /tmp/perf-$p.map $D/ ) &
-      J="$J $!"
-    done
-    wait $J
+    jit_maps $D $(cut -d' ' -f1 $O/sidecars.txt)
     # Scripted now, against this window's maps (perf looks in /tmp/perf-PID.map).
     perf script -i $D/cpu.data -F comm,pid,tid,time,ip,sym,dso 2>/dev/null | gzip > $D/cpu.txt.gz
     rm -f $D/cpu.data $D/perf-*.map  # the samples carry their symbols now

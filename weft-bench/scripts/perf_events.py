@@ -1,6 +1,7 @@
 """Reads what perf-reads.py printed (reads.txt.gz, runs.txt.gz): the one parser its readers share (unread-ages.py,
 edge-bursts.py, cycle-memory.py, edge-timeline.py, cpu-runs.py), and the messages between the mesh's processes
-(messages()) for the three that count them.
+(messages()) for the three that count them. Also what every recording beside a round keeps: the threads' roles
+(roles()) and the requests served between two reads inside it (served(): wake-census.py, perf-ab.py).
 
 Each event is a tuple, sorted by time:
   (seconds, 'ready', tid, socket, 0)                 bytes became readable (fired in the sender's thread)
@@ -27,6 +28,13 @@ def load(path):
                            f[7] if len(f) > 7 else '?', f[8] if len(f) > 8 else '?'))
     events.sort(key=lambda e: e[0])
     return events
+
+
+def served(d):
+    """(requests, t0, t1): the served counters' difference between served-before.txt and served-after.txt beside a
+    recording (`mesh_procs.py served`: a total and the CLOCK_MONOTONIC seconds it was read), and the two times."""
+    (n0, t0), (n1, t1) = (open(os.path.join(d, f)).read().split() for f in ('served-before.txt', 'served-after.txt'))
+    return int(n1) - int(n0), float(t0), float(t1)
 
 
 def roles(d):

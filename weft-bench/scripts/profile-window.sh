@@ -42,13 +42,7 @@ perf stat --per-thread -t $TIDS -e raw_syscalls:sys_enter,context-switches,task-
   -- sleep 5 2>$O/perf-stat.err
 # The symbol maps, after the counts (an attach works in the target's threads), all at once: an attach takes seconds
 # on a loaded machine.
-JDK=${JAVA_HOME:-$(ls -d /usr/lib/jvm/temurin-25* | head -1)}
-J=
-for pid in $(python3 $S/mesh_procs.py sidecars | cut -d' ' -f1); do
-  ( $JDK/bin/jcmd $pid Compiler.perfmap > $O/jcmd-$pid.out 2>&1 && cp /tmp/perf-$pid.map $O/ ) &
-  J="$J $!"
-done
-wait $J
+jit_maps $O $(python3 $S/mesh_procs.py sidecars | cut -d' ' -f1)
 perf script -i $O/cpu.data -F comm,pid,tid,ip,sym,dso 2>/dev/null | gzip > $O/cpu.txt.gz
 wait $B
 python3 $S/window-costs.py $O > $O/window-costs.txt

@@ -15,6 +15,9 @@ loops are Weft's Workers (threads named weft-worker-*) and every thread of HAPro
 """
 import collections, gzip, os, re, sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import perf_events  # noqa: E402  (this folder's)
+
 SYSCALLS = {0: 'read', 1: 'write', 7: 'poll', 16: 'ioctl', 19: 'readv', 20: 'writev', 24: 'sched_yield',
             44: 'sendto', 45: 'recvfrom', 46: 'sendmsg', 47: 'recvmsg', 202: 'futex', 228: 'clock_gettime',
             232: 'epoll_wait', 233: 'epoll_ctl', 281: 'epoll_pwait', 441: 'epoll_pwait2', 286: 'timerfd_settime'}
@@ -23,17 +26,13 @@ LINE = re.compile(r'\s*(.+?)\s+(\d+)/(\d+)\s+([\d.]+):\s+(\S+):\s+(.*)$')
 
 
 def load(d):
-    roles = {}
-    for line in open(os.path.join(d, 'tid-roles.txt')):
-        tid, role = line.split(None, 1)
-        roles[int(tid)] = role.strip()
+    roles = perf_events.roles(d)
     pid_of, comm_of = {}, {}
     for line in open(os.path.join(d, 'threads.txt')):
         f = line.split(None, 2)
         if len(f) == 3:
             pid_of[int(f[1])], comm_of[int(f[1])] = int(f[0]), f[2].strip()
-    (n0, t0), (n1, t1) = (open(os.path.join(d, f)).read().split() for f in ('served-before.txt', 'served-after.txt'))
-    return roles, pid_of, comm_of, int(n1) - int(n0), float(t0), float(t1)
+    return (roles, pid_of, comm_of, *perf_events.served(d))
 
 
 def side(role):

@@ -82,17 +82,30 @@ def region(sym, dso):
     return re.sub(r'[0-9]+\.so.*', '.so', os.path.basename(dso))
 
 
+# A `perf script -F comm,pid,tid[,time],ip,sym,dso` line.
+SAMPLE = re.compile(r'\s*(.+?)\s+(\d+)/(\d+)\s+(?:([0-9.]+):\s+)?([0-9a-f]+)\s+(.*)\s\(([^()]*)\)\s*$')
+
+
+def sample(line):
+    """(comm, tid, seconds or None, symbol, dso) of one sample line, or None (perf-ab.py reads the same lines)."""
+    m = SAMPLE.match(line)
+    if not m:
+        return None
+    comm, _, tid, t, _, sym, dso = m.groups()
+    return comm, int(tid), float(t) if t else None, sym, dso
+
+
 def samples(d, role_of):
     """{role: Counter(region)} and {role: Counter(symbol)}."""
     by_region = collections.defaultdict(collections.Counter)
     by_symbol = collections.defaultdict(collections.Counter)
     path = os.path.join(d, 'cpu.txt.gz')
     for line in gzip.open(path, 'rt', errors='replace'):
-        m = re.match(r'\s*(.+?)\s+(\d+)/(\d+)\s+([0-9a-f]+)\s+(.*)\s\(([^()]*)\)\s*$', line)
-        if not m:
+        s = sample(line)
+        if s is None:
             continue
-        comm, _, tid, _, sym, dso = m.groups()
-        r = role_of.get(int(tid))
+        comm, tid, _, sym, dso = s
+        r = role_of.get(tid)
         if r is None:
             continue
         by_region[r][region(sym, dso)] += 1
