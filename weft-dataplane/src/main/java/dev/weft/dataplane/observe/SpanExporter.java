@@ -21,13 +21,15 @@ import java.util.concurrent.locks.LockSupport;
  * or dead collector therefore costs requests nothing but their spans. Every span is encoded here, off the loops.
  *
  * <p>Threads: {@link #offer} on any Worker; everything else on the "weft-span-exporter" daemon thread, which
- * blocks on HTTP (with timeouts) and nowhere else. The HTTP client is Weft's small Netty one (its own event loop,
+ * blocks on HTTP (with timeouts) and otherwise sleeps until the next flush is due or a Worker's ring has taken another
+ * batch's worth of spans (that Worker unparks it). It used to look every 50 ms: in the mesh that polling, not the
+ * posting, was most of its CPU, about 4 ms a second per sidecar whatever the rate of spans (docs/benchmarks.md,
+ * session 26). The HTTP client is Weft's small Netty one (its own event loop,
  * "weft-http-spans"), not the JDK's, whose TLS stack alone loaded about 600 classes (docs/benchmarks.md). Each batch is posted once: a failed post is counted, not
  * retried, so a collector outage cannot build a backlog.
  */
 final class SpanExporter implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger(SpanExporter.class.getName());
-    private static final long IDLE_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
     private static final long WARN_EVERY_NANOS = TimeUnit.SECONDS.toNanos(60);
 
     private final URI endpoint;
@@ -112,17 +114,20 @@ final class SpanExporter implements AutoCloseable {
      */
     void offer(ObservedExchange x, boolean reusable) {
         SpanRing ring = rings.get();
-        boolean taken;
+        long offered;
         if (rings.isShared(ring)) {
             synchronized (ring) {
-                taken = ring.offer(x);
+                offered = ring.offer(x) ? ring.offered() : -1;
             }
         } else {
             x.home = reusable ? ring : null;
-            taken = ring.offer(x);
+            offered = ring.offer(x) ? ring.offered() : -1;
         }
-        if (!taken) {
+        if (offered < 0) {
             droppedQueueFull.increment();
+        } else if (offered % batchSize == 0) {
+            // Once per batch's worth of this ring, not per span: an unpark is a system call when the exporter sleeps.
+            LockSupport.unpark(thread);
         }
     }
 
@@ -159,7 +164,9 @@ final class SpanExporter implements AutoCloseable {
             if (stop) {
                 return;
             }
-            LockSupport.parkNanos(IDLE_PARK_NANOS);
+            // Until the flush is due for what waits, or a whole interval when nothing does (a span arriving then
+            // waits at most about one); a Worker whose ring fills a batch, or close, wakes it sooner.
+            LockSupport.parkNanos(queued > 0 ? Math.max(lastSend + flushIntervalNanos - now, 1) : flushIntervalNanos);
         }
     }
 

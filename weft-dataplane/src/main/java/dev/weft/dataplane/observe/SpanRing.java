@@ -126,6 +126,11 @@ final class SpanRing {
         return n;
     }
 
+    /** Writer only: spans offered into this ring so far. */
+    long offered() {
+        return written;
+    }
+
     /** Spans waiting. */
     int size() {
         return (int) ((long) WRITTEN.getAcquire(this) - (long) READ.getAcquire(this));
