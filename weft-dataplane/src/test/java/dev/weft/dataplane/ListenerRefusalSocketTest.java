@@ -75,7 +75,7 @@ class ListenerRefusalSocketTest {
     @ParameterizedTest(name = "{0}: {1}")
     @MethodSource("refusals")
     void aMalformedRequestIsAnswered400AndReachesNoApp(String listener, String what, String request) throws Exception {
-        int servedBefore = app.served.get() + consumerApp.served.get();
+        int arrivedBefore = app.arrivedNotHealthChecks.get() + consumerApp.arrivedNotHealthChecks.get();
         try (RawHttp c = new RawHttp(port(listener))) {
             // Written from a thread of its own: the listener may answer and close before it has read all of it.
             Thread writer = Thread.ofVirtual().start(() -> {
@@ -90,6 +90,7 @@ class ListenerRefusalSocketTest {
             assertThat(r.status()).as(what).isEqualTo(400);
             assertThat(r.header("x-weft-error")).isEqualTo("bad-request");
         }
-        assertThat(app.served.get() + consumerApp.served.get()).as("requests the apps saw").isEqualTo(servedBefore);
+        assertThat(app.arrivedNotHealthChecks.get() + consumerApp.arrivedNotHealthChecks.get()).as("requests the apps saw")
+                .isEqualTo(arrivedBefore);
     }
 }

@@ -48,6 +48,11 @@ final class TestApp implements AutoCloseable {
      * exact request got through without racing the other tests' answers, which {@link #served} counts after writing.
      */
     final Map<String, AtomicInteger> arrived = new ConcurrentHashMap<>();
+    /**
+     * Requests that reached the app, the sidecar's health checks left out, counted on arrival: whether anything a test
+     * sent got through, which neither a health check at any moment nor an answer still being written can change.
+     */
+    final AtomicInteger arrivedNotHealthChecks = new AtomicInteger();
     /** When non-zero, every answer has this status (a failing instance, for resilience tests). */
     volatile int forcedStatus;
     /** Header fields sent with every {@link #forcedStatus} answer (what an app may claim, for trust tests). */
@@ -101,6 +106,9 @@ final class TestApp implements AutoCloseable {
             String caller = ex.getRequestHeaders().getFirst("x-weft-caller");
             servedByCaller.computeIfAbsent(caller == null ? "-" : caller, c -> new AtomicInteger()).incrementAndGet();
             arrived.computeIfAbsent(target, t -> new AtomicInteger()).incrementAndGet();
+            if (!"weft-health-check".equals(ex.getRequestHeaders().getFirst("User-Agent"))) {
+                arrivedNotHealthChecks.incrementAndGet();
+            }
             String path = ex.getRequestURI().getPath();
             String q = ex.getRequestURI().getQuery();
             long count = 0;
