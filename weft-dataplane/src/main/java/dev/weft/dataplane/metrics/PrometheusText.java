@@ -2,15 +2,15 @@ package dev.weft.dataplane.metrics;
 
 import org.HdrHistogram.Histogram;
 
-import java.util.Locale;
-
 /**
  * Writes metrics in the Prometheus text exposition format (version 0.0.4).
  *
  * <p>A page is rendered every few seconds (the control plane reads every sidecar's every 5 s), too seldom for the
  * JIT to compile it early, so what it does per sample is kept plain: the histograms' bucket labels are made once,
- * and a label value is escaped only when it holds a character that needs it. Values that are not whole numbers
- * still go through {@code String.format}'s six significant digits, which the tests pin.
+ * and a label value is escaped only when it holds a character that needs it. Values that are not whole numbers are
+ * written in full ({@link Double#toString}: the shortest decimal that reads back as the same double, which Prometheus
+ * parses, exponent included). Six significant digits, as written before, froze a histogram's {@code _sum} once it
+ * passed 10^6 seconds: a day at a few hundred requests a second, after which its rate read as zero.
  */
 public final class PrometheusText {
     private static final double[] BUCKETS_SECONDS = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
@@ -50,8 +50,12 @@ public final class PrometheusText {
         sb.append(' ');
         if (value == Math.rint(value) && Math.abs(value) < 1e15) {
             sb.append((long) value);
+        } else if (Double.isNaN(value)) {
+            sb.append("NaN");
+        } else if (Double.isInfinite(value)) {
+            sb.append(value > 0 ? "+Inf" : "-Inf"); // the exposition format's spelling, not Java's "Infinity"
         } else {
-            sb.append(String.format(Locale.ROOT, "%.6g", value));
+            sb.append(value);
         }
         sb.append('\n');
         return this;

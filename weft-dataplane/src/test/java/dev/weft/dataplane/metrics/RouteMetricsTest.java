@@ -60,7 +60,22 @@ class RouteMetricsTest {
         assertThat(p.toString()).contains("x_seconds_bucket{a=\"b\",le=\"0.0001\"} 1\n")
                 .contains("x_seconds_bucket{a=\"b\",le=\"10\"} 1\n")
                 .contains("x_seconds_bucket{a=\"b\",le=\"+Inf\"} 2\n")
-                .contains("x_seconds_sum{a=\"b\"} 20.0001\n")
+                .contains("x_seconds_sum{a=\"b\"} 20.00005\n")
                 .contains("x_seconds_count{a=\"b\"} 2\n");
+    }
+
+    @Test
+    void aSumPastAMillionSecondsStillMovesAndNonNumbersAreSpelledAsPrometheusReadsThem() {
+        long[] counts = new long[LatencyHistogram.LE.length + 1];
+        PrometheusText p = new PrometheusText();
+        // A day at a few hundred requests a second: six significant digits wrote both as 1.00000e+06.
+        p.histogram("y_seconds", "help", counts, 1_000_000_000_000L, "a", "b");
+        p.histogram("z_seconds", "help", counts, 1_000_000_050_000L, "a", "b");
+        p.gauge("g_nan", "help", Double.NaN).gauge("g_inf", "help", Double.POSITIVE_INFINITY)
+                .gauge("g_minus_inf", "help", Double.NEGATIVE_INFINITY).gauge("g_tiny", "help", 0.00001234);
+        assertThat(p.toString()).contains("y_seconds_sum{a=\"b\"} 1000000\n")
+                .contains("z_seconds_sum{a=\"b\"} 1000000.05\n")
+                .contains("g_nan NaN\n").contains("g_inf +Inf\n").contains("g_minus_inf -Inf\n")
+                .contains("g_tiny 1.234E-5\n");
     }
 }
