@@ -178,6 +178,21 @@ final class RegistryState {
         return removeBoundEndpoints(expired);
     }
 
+    /**
+     * Nanoseconds from {@code nowNanos} until the first lease runs out, 0 when one already has, or -1 when there is no
+     * lease: when the sweeper next has something to do.
+     */
+    long nanosToFirstExpiry(long nowNanos) {
+        long first = -1;
+        for (Lease lease : leases.values()) {
+            long left = Math.max(0, lease.expiresAtNanos - nowNanos);
+            if (first < 0 || left < first) {
+                first = left;
+            }
+        }
+        return first;
+    }
+
     /** True if something expires by {@code nowNanos}; lets the sweeper skip the scan's allocation on idle ticks. */
     boolean hasExpired(long nowNanos) {
         for (Lease lease : leases.values()) {
