@@ -9,8 +9,9 @@ import org.HdrHistogram.Histogram;
  * JIT to compile it early, so what it does per sample is kept plain: the histograms' bucket labels are made once,
  * and a label value is escaped only when it holds a character that needs it. Values that are not whole numbers are
  * written in full ({@link Double#toString}: the shortest decimal that reads back as the same double, which Prometheus
- * parses, exponent included). Six significant digits, as written before, froze a histogram's {@code _sum} once it
- * passed 10^6 seconds: a day at a few hundred requests a second, after which its rate read as zero.
+ * parses, exponent included). Six significant digits, as written before, made a histogram's {@code _sum} move in steps
+ * of 10 s once it passed 10^6 seconds (a day at a few hundred requests a second of 50 ms), so its rate over a minute
+ * read as zero or as a jump.
  */
 public final class PrometheusText {
     private static final double[] BUCKETS_SECONDS = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};

@@ -22,10 +22,11 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>Threads: {@link #offer} on any Worker; everything else on the "weft-span-exporter" daemon thread, which
  * blocks on HTTP (with timeouts) and otherwise sleeps until the next flush is due or a Worker's ring has taken another
- * batch's worth of spans (that Worker unparks it). It used to look every 50 ms: in the mesh that polling, not the
- * posting, was most of its CPU, about 4 ms a second per sidecar whatever the rate of spans (docs/benchmarks.md,
- * session 26). The HTTP client is Weft's small Netty one (its own event loop,
- * "weft-http-spans"), not the JDK's, whose TLS stack alone loaded about 600 classes (docs/benchmarks.md). Each batch is posted once: a failed post is counted, not
+ * batch's worth of spans (that Worker unparks it). It used to look every 50 ms, whether or not a span had come: about
+ * half of the export threads' CPU in the mesh, and all of it while paused (docs/benchmarks.md, session 26).
+ *
+ * <p>The HTTP client is Weft's small Netty one (its own event loop, "weft-http-spans"), not the JDK's, whose TLS stack
+ * alone loaded about 600 classes (docs/benchmarks.md). Each batch is posted once: a failed post is counted, not
  * retried, so a collector outage cannot build a backlog.
  */
 final class SpanExporter implements AutoCloseable {
