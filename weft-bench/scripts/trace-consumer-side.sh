@@ -16,7 +16,9 @@
 #   runs:  records every context switch on the machine for 3 s and prints, per process and thread name, how long
 #          its threads ran at a stretch (cpu-runs.py): what holds a core for milliseconds while the mesh waits.
 MODE=$1; P=$2; O=$3
-. $(dirname $0)/measured-round.sh
+# Absolute, as in the other scripts: a symlink or a later cd cannot break the helpers' paths.
+S=$(dirname $(readlink -f $0))
+. $S/measured-round.sh
 start_round $P 1 $O "${@:5}"
 sleep $4
 if [ $P = haproxy ]; then
@@ -29,7 +31,7 @@ fi
 for t in /proc/$PID/task/*; do echo "$(basename $t) $(cat $t/comm)"; done > $O/threads.txt
 # Every mesh thread's process (edge-bursts.py, cpu-runs.py); of them the consumer app's, which send the requests the
 # proxy reads (unread-ages.py).
-python3 $(dirname $0)/mesh_procs.py roles > $O/tid-roles.txt
+python3 $S/mesh_procs.py roles > $O/tid-roles.txt
 awk '$2 == "consumer-app" { print $1 }' $O/tid-roles.txt > $O/app-threads.txt
 echo "pid $PID tid $TID" > $O/target.txt
 if [ $MODE = epoll ]; then
@@ -40,16 +42,16 @@ elif [ $MODE = reads ]; then
       what=gc,safepoint decorators=timenanos > $O/jcmd.out 2>&1
   perf record -k CLOCK_MONOTONIC -e sock:sk_data_ready,sock:sock_recv_length \
     -e sched:sched_switch/call-graph=fp/ --filter "prev_pid == $TID || next_pid == $TID" -a -o $O/reads.data -- sleep 3 > $O/perf.err 2>&1
-  perf script -i $O/reads.data -s $(dirname $0)/perf-reads.py 2>>$O/perf.err | gzip > $O/reads.txt.gz
+  perf script -i $O/reads.data -s $S/perf-reads.py 2>>$O/perf.err | gzip > $O/reads.txt.gz
   rm -f $O/reads.data
-  python3 $(dirname $0)/unread-ages.py $O > $O/unread-ages.txt
-  python3 $(dirname $0)/edge-bursts.py $O > $O/edge-bursts.txt
-  python3 $(dirname $0)/cycle-memory.py $O > $O/cycle-memory.txt
+  python3 $S/unread-ages.py $O > $O/unread-ages.txt
+  python3 $S/edge-bursts.py $O > $O/edge-bursts.txt
+  python3 $S/cycle-memory.py $O > $O/cycle-memory.txt
 elif [ $MODE = runs ]; then
   perf record -k CLOCK_MONOTONIC -e sched:sched_switch -a -o $O/runs.data -- sleep 3 > $O/perf.err 2>&1
-  perf script -i $O/runs.data -s $(dirname $0)/perf-reads.py 2>>$O/perf.err | gzip > $O/runs.txt.gz
+  perf script -i $O/runs.data -s $S/perf-reads.py 2>>$O/perf.err | gzip > $O/runs.txt.gz
   rm -f $O/runs.data
-  python3 $(dirname $0)/cpu-runs.py $O > $O/cpu-runs.txt
+  python3 $S/cpu-runs.py $O > $O/cpu-runs.txt
 else
   perf sched record -a -o $O/sched.data -- sleep 5 > $O/perf.err 2>&1
   perf sched latency -i $O/sched.data -s max > $O/latency.txt 2>>$O/perf.err
