@@ -37,7 +37,6 @@ switch() {
     case "$1:$got" in on:on|off:paused) ;; *) echo "admin $a answered '$got' to $1" >&2; exit 1 ;; esac
   done
 }
-python3 $S/mesh_procs.py roles > $O/tid-roles.txt
 w=0
 for pair in $(seq 1 $PAIRS); do
   if [ $((pair % 2)) -eq 1 ]; then states="on off"; else states="off on"; fi
@@ -45,11 +44,9 @@ for pair in $(seq 1 $PAIRS); do
     w=$((w + 1)); D=$O/w$(printf %02d $w)-$st; mkdir -p $D
     switch $st
     sleep 3
-    # The threads now (compiler threads come and go), and the counter read inside the recording, on perf's clock.
+    # The threads' roles now (compiler threads come and go; the samples carry their names), and the counter read
+    # inside the recording, on perf's clock.
     python3 $S/mesh_procs.py roles > $D/tid-roles.txt
-    for p in $(cut -d' ' -f1 $O/sidecars.txt); do
-      for t in /proc/$p/task/*; do echo "${t##*/} $(cat $t/comm 2>/dev/null)"; done
-    done > $D/threads.txt
     perf record -a -F 999 -k CLOCK_MONOTONIC -o $D/cpu.data -- sh -c \
       "python3 $S/mesh_procs.py served > $D/served-before.txt; sleep 8;
        python3 $S/mesh_procs.py served > $D/served-after.txt" > $D/perf-record.err 2>&1

@@ -63,9 +63,8 @@ final class RegistryStore implements AutoCloseable {
     private boolean dirty;
     // Written on the store thread, read by connectivity() on any thread.
     private final Failures failures = new Failures();
-    /** Store thread: the next sweep, null while none is planned (or while it runs), and when it is due (nanoTime). */
+    /** Store thread: the next sweep, null while none is planned (or while it runs). */
     private ScheduledFuture<?> nextSweep;
-    private long nextSweepAt;
 
     private static final class Failures {
         boolean connected = true;
@@ -138,6 +137,7 @@ final class RegistryStore implements AutoCloseable {
             RegistryState.checkTtl(ttlMillis);
             String id = newLeaseId();
             state.grantLease(id, ttlMillis, owner, nanoClock.getAsLong());
+            planSweep(); // a short TTL may run out before the sweep planned
             commit();
             return new ControlBackend.LeaseGrant(id, ttlMillis);
         });
@@ -262,7 +262,6 @@ final class RegistryStore implements AutoCloseable {
                 } catch (Throwable t) {
                     result.completeExceptionally(t);
                 }
-                planSweep(); // a lease granted, renewed or revoked may move the first expiry
             });
         } catch (RejectedExecutionException e) {
             result.completeExceptionally(new ControlException(503, "shutting-down", "control plane is shutting down"));
@@ -272,7 +271,8 @@ final class RegistryStore implements AutoCloseable {
 
     /**
      * Plans the next sweep for when the first lease runs out, or {@link #MAX_SWEEP_WAIT} (a failed write: {@link
-     * #SWEEP_INTERVAL}) if sooner, unless one is already planned by then.
+     * #SWEEP_INTERVAL}) if sooner, unless one is already planned by then. Called where those move earlier: after each
+     * sweep, when a lease is granted, when a write fails; a renewal or a revocation only moves them later.
      */
     private void planSweep() {
         long wait = dirty || !unannounced.isEmpty() ? SWEEP_INTERVAL.toNanos() : MAX_SWEEP_WAIT.toNanos();
@@ -280,16 +280,14 @@ final class RegistryStore implements AutoCloseable {
         if (toExpiry >= 0) {
             wait = Math.min(wait, toExpiry);
         }
-        long due = System.nanoTime() + wait;
         if (nextSweep != null) {
-            if (due - nextSweepAt >= 0) {
+            if (nextSweep.getDelay(TimeUnit.NANOSECONDS) <= wait) {
                 return;
             }
             nextSweep.cancel(false);
         }
         try {
             nextSweep = thread.schedule(this::sweep, wait, TimeUnit.NANOSECONDS);
-            nextSweepAt = due;
         } catch (RejectedExecutionException e) {
             nextSweep = null; // closing
         }
@@ -331,6 +329,7 @@ final class RegistryStore implements AutoCloseable {
                 failures.count++;
                 failures.last = "cannot persist state to " + file.path() + ": " + e.getMessage();
             }
+            planSweep(); // it retries the write
             throw new ControlException(503, "persistence-failed", "cannot persist state to " + file.path()
                     + ": " + e.getMessage() + " (the change is kept in memory and written when the disk recovers)");
         }

@@ -125,4 +125,28 @@ class RegistryStoreTest {
 
         assertThat(Files.getLastModifiedTime(store.stateFile()).toMillis()).isEqualTo(written - 60_000);
     }
+
+    @Test
+    void a_change_the_disk_refused_is_written_and_announced_by_the_sweeper_once_the_disk_recovers() throws Exception {
+        RegistryStore store = openStore();
+        String lease = done(store.grantLease(60_000)).leaseId();
+        done(store.putEndpoint(endpoint("p1"), lease));
+        List<String> lines = new CopyOnWriteArrayList<>();
+        done(store.subscribe("provider", -1, line -> lines.add(new String(line, StandardCharsets.UTF_8).strip())));
+        // A directory where the state file's temporary copy goes: every write fails until it is gone.
+        Path blocker = Files.createDirectory(dir.resolve(StateFile.NAME + ".tmp"));
+        Files.writeString(blocker.resolve("keep"), "x");
+
+        assertThatThrownBy(() -> done(store.deleteEndpoint("provider", "p1"))).cause()
+                .isInstanceOfSatisfying(ControlException.class, e -> assertThat(e.code()).isEqualTo("persistence-failed"));
+        Thread.sleep(200); // several retries' worth: none may announce what is not on disk
+        assertThat(lines).as("nothing announced before it is written").hasSize(1);
+
+        Files.delete(blocker.resolve("keep"));
+        Files.delete(blocker);
+        await().atMost(WAIT).untilAsserted(() -> assertThat(lines).hasSize(2));
+        assertThat(lines.get(1)).contains("\"endpoints\":[]");
+        closeStore(store);
+        assertThat(done(openStore().snapshot("provider")).endpoints()).as("the retried write is on disk").isEmpty();
+    }
 }

@@ -98,6 +98,7 @@ final class TestApp implements AutoCloseable {
     private void handle(HttpExchange ex) throws IOException {
         int n = inFlight.incrementAndGet();
         maxInFlight.accumulateAndGet(n, Math::max);
+        boolean healthCheck = "weft-health-check".equals(ex.getRequestHeaders().getFirst("User-Agent"));
         try {
             String target = ex.getRequestMethod() + " " + ex.getRequestURI();
             Map<String, List<String>> headers = new HashMap<>();
@@ -106,7 +107,7 @@ final class TestApp implements AutoCloseable {
             String caller = ex.getRequestHeaders().getFirst("x-weft-caller");
             servedByCaller.computeIfAbsent(caller == null ? "-" : caller, c -> new AtomicInteger()).incrementAndGet();
             arrived.computeIfAbsent(target, t -> new AtomicInteger()).incrementAndGet();
-            if (!"weft-health-check".equals(ex.getRequestHeaders().getFirst("User-Agent"))) {
+            if (!healthCheck) {
                 arrivedNotHealthChecks.incrementAndGet();
             }
             String path = ex.getRequestURI().getPath();
@@ -164,7 +165,7 @@ final class TestApp implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
-            if ("weft-health-check".equals(ex.getRequestHeaders().getFirst("User-Agent"))) {
+            if (healthCheck) {
                 healthChecks.incrementAndGet();
             }
             served.incrementAndGet();
