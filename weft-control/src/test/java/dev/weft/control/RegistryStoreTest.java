@@ -55,6 +55,15 @@ class RegistryStoreTest {
         return f.get(5, TimeUnit.SECONDS);
     }
 
+    /** Endpoint p1 on a lease of {@code ttlMillis}, and the lines a watcher of its service gets (the first already). */
+    private static List<String> p1Watched(RegistryStore store, long ttlMillis) throws Exception {
+        String lease = done(store.grantLease(ttlMillis)).leaseId();
+        done(store.putEndpoint(endpoint("p1"), lease));
+        List<String> lines = new CopyOnWriteArrayList<>();
+        done(store.subscribe("provider", -1, line -> lines.add(new String(line, StandardCharsets.UTF_8).strip())));
+        return lines;
+    }
+
     @Test
     void registrations_survive_a_restart_with_fresh_leases_and_a_revision_that_keeps_growing() throws Exception {
         RegistryStore first = openStore();
@@ -84,10 +93,7 @@ class RegistryStoreTest {
     @Test
     void the_sweeper_expires_leases_and_tells_watchers() throws Exception {
         RegistryStore store = openStore();
-        String lease = done(store.grantLease(1000)).leaseId();
-        done(store.putEndpoint(endpoint("p1"), lease));
-        List<String> lines = new CopyOnWriteArrayList<>();
-        done(store.subscribe("provider", -1, line -> lines.add(new String(line, StandardCharsets.UTF_8).strip())));
+        List<String> lines = p1Watched(store, 1000);
         assertThat(lines).singleElement().asString().contains("\"p1\"");
 
         clock.addAndGet(TimeUnit.MILLISECONDS.toNanos(1000));
@@ -129,10 +135,7 @@ class RegistryStoreTest {
     @Test
     void a_change_the_disk_refused_is_written_and_announced_by_the_sweeper_once_the_disk_recovers() throws Exception {
         RegistryStore store = openStore();
-        String lease = done(store.grantLease(60_000)).leaseId();
-        done(store.putEndpoint(endpoint("p1"), lease));
-        List<String> lines = new CopyOnWriteArrayList<>();
-        done(store.subscribe("provider", -1, line -> lines.add(new String(line, StandardCharsets.UTF_8).strip())));
+        List<String> lines = p1Watched(store, 60_000);
         // A directory where the state file's temporary copy goes: every write fails until it is gone.
         Path blocker = Files.createDirectory(dir.resolve(StateFile.NAME + ".tmp"));
         Files.writeString(blocker.resolve("keep"), "x");
