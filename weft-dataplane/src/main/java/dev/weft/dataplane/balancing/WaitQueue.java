@@ -6,6 +6,7 @@ import io.netty.util.concurrent.ScheduledFuture;
 
 import java.time.Duration;
 import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
@@ -17,13 +18,17 @@ import java.util.concurrent.atomic.LongAdder;
  * decides (which endpoint, whether all are down) stays the cluster's; this is the waiting.
  *
  * <p>Threads: any Worker queues (on its own loop, where its promise completes); any thread that frees a slot drains.
- * Shared state is a lock-free deque and an atomic count.
+ * A slot found for a waiter of another loop is handed over on that loop ({@link #grant}): a promise completed from a
+ * foreign thread reads done at once but runs its listeners later, in a task on its loop, so the exchange's next step
+ * (which goes on at once when its step is done) could run before the exchange had learned its endpoint, and the
+ * request was lost (seen at two Workers: the provider side held it until the client gave up, docs/benchmarks.md
+ * session 27). Shared state is a lock-free deque and an atomic count.
  */
 final class WaitQueue {
     private final Cluster cluster;
     private final int maxQueue;
     private final Duration queueTimeout;
-    private final ConcurrentLinkedDeque<Promise<EndpointState>> waiters = new ConcurrentLinkedDeque<>();
+    private final ConcurrentLinkedDeque<Waiter> waiters = new ConcurrentLinkedDeque<>();
     private final AtomicInteger queued = new AtomicInteger();
     private final LongAdder rejectedQueueFull = new LongAdder();
     private final LongAdder rejectedTimeout = new LongAdder();
@@ -64,7 +69,8 @@ final class WaitQueue {
                     + " its queue is full (" + maxQueue + " waiting)"));
             return false;
         }
-        waiters.addLast(promise);
+        Waiter waiter = new Waiter(loop, promise);
+        waiters.addLast(waiter);
         ScheduledFuture<?> timeout = loop.schedule(() -> {
             if (promise.isDone()) {
                 return; // served (or cancelled) just before the timer ran
@@ -74,7 +80,7 @@ final class WaitQueue {
                     : new UnknownServiceException(cluster.service()))) {
                 queued.decrementAndGet();
                 rejectedTimeout.increment();
-                waiters.remove(promise);
+                waiters.remove(waiter);
             }
         }, queueTimeout.toMillis(), TimeUnit.MILLISECONDS);
         // A waiter that is served must not leave its timer behind: under sustained queueing that is one live task
@@ -85,9 +91,9 @@ final class WaitQueue {
 
     /** Hands free slots to the oldest waiters, as long as there are both. Any thread. */
     void drain() {
-        Promise<EndpointState> w;
+        Waiter w;
         while ((w = waiters.pollFirst()) != null) {
-            if (w.isDone()) {
+            if (w.promise.isDone()) {
                 continue; // timed out or cancelled; it already left the count
             }
             EndpointState s = cluster.pickForWaiter();
@@ -99,11 +105,28 @@ final class WaitQueue {
                 }
                 return;
             }
-            if (w.trySuccess(s)) {
-                queued.decrementAndGet();
+            if (w.loop.inEventLoop()) {
+                grant(w, s);
             } else {
-                s.releaseSlot(); // the waiter timed out meanwhile; offer the slot to the next one
+                Waiter waiter = w;
+                try {
+                    w.loop.execute(() -> grant(waiter, s)); // see the class comment: completed on its own loop
+                } catch (RejectedExecutionException stopping) {
+                    s.releaseSlot(); // its loop is shutting down: nobody will take the slot there
+                }
             }
+        }
+    }
+
+    /** Completes a waiter with slot {@code s}, on the waiter's loop; a waiter that timed out meanwhile passes it on. */
+    private void grant(Waiter w, EndpointState s) {
+        if (w.promise.isDone()) {
+            cluster.release(s); // timed out meanwhile (on this loop too): offered to the next waiter
+            return;
+        }
+        queued.decrementAndGet(); // before the promise completes, so its listeners see the count without it
+        if (!w.promise.trySuccess(s)) {
+            cluster.release(s);
         }
     }
 
@@ -114,13 +137,24 @@ final class WaitQueue {
      */
     int failAll(NoCapacityException cause) {
         int failed = 0;
-        Promise<EndpointState> w;
+        Waiter w;
         while ((w = waiters.pollFirst()) != null) {
-            if (w.tryFailure(cause)) {
+            if (w.promise.tryFailure(cause)) {
                 queued.decrementAndGet();
                 failed++;
             }
         }
         return failed;
+    }
+
+    /** A queued request: its promise and the loop it completes on. Compared by identity (the timeout removes its own). */
+    private static final class Waiter {
+        final EventExecutor loop;
+        final Promise<EndpointState> promise;
+
+        Waiter(EventExecutor loop, Promise<EndpointState> promise) {
+            this.loop = loop;
+            this.promise = promise;
+        }
     }
 }

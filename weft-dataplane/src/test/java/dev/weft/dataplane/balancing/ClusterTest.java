@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -79,6 +80,46 @@ class ClusterTest {
         assertThat(got.get(5).await(2, TimeUnit.SECONDS)).isTrue();
         assertThat(got.get(5).isSuccess()).isTrue();
         assertThat(c.queued()).isEqualTo(2);
+    }
+
+    /**
+     * A slot freed on another thread is handed to a waiter on the waiter's own loop. Completed from the freeing
+     * thread, the waiter's promise read done at once while its listeners ran later on its loop: an exchange that had
+     * just queued went on to its next step (which runs at once when the step is done) before its own listener had
+     * told it the endpoint, and the request was lost (two Workers, session 27).
+     */
+    @Test
+    void aSlotFreedOnAnotherThreadReachesTheWaiterOnItsOwnLoopWithItsListenersRunFirst() throws Exception {
+        Cluster c = new Cluster("provider", Balancer.named("round-robin"), 10, Duration.ofSeconds(5));
+        c.update(List.of(ep("only", 1, 1)));
+        String loopThread = onLoop(() -> Thread.currentThread().getName());
+        EndpointState held = onLoop(() -> c.acquire(loop).getNow());
+        List<String> seen = new ArrayList<>();
+        Future<EndpointState> waiter = onLoop(() -> {
+            Future<EndpointState> f = c.acquire(loop);
+            f.addListener(x -> seen.add("listener on " + Thread.currentThread().getName()));
+            return f;
+        });
+        assertThat(waiter.isDone()).isFalse();
+        CountDownLatch loopHeld = new CountDownLatch(1);
+        CountDownLatch letGo = new CountDownLatch(1);
+        loop.execute(() -> {
+            loopHeld.countDown();
+            try {
+                letGo.await(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        assertThat(loopHeld.await(5, TimeUnit.SECONDS)).isTrue();
+        c.release(held); // on the test's thread, while the waiter's loop is busy
+        assertThat(waiter.isDone()).as("not completed off its loop").isFalse();
+        assertThat(held.inFlight()).as("the slot is the waiter's already").isEqualTo(1);
+        letGo.countDown();
+        assertThat(waiter.await(5, TimeUnit.SECONDS)).isTrue();
+        assertThat(waiter.getNow()).isSameAs(held);
+        assertThat(onLoop(() -> seen)).containsExactly("listener on " + loopThread);
+        assertThat(c.queued()).isZero();
     }
 
     @Test
