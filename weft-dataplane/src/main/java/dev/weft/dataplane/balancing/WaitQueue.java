@@ -93,7 +93,7 @@ final class WaitQueue {
     void drain() {
         Waiter w;
         while ((w = waiters.pollFirst()) != null) {
-            if (w.promise.isDone()) {
+            if (w.promise().isDone()) {
                 continue; // timed out or cancelled; it already left the count
             }
             EndpointState s = cluster.pickForWaiter();
@@ -105,12 +105,12 @@ final class WaitQueue {
                 }
                 return;
             }
-            if (w.loop.inEventLoop()) {
+            if (w.loop().inEventLoop()) {
                 grant(w, s);
             } else {
                 Waiter waiter = w;
                 try {
-                    w.loop.execute(() -> grant(waiter, s)); // see the class comment: completed on its own loop
+                    w.loop().execute(() -> grant(waiter, s)); // see the class comment: completed on its own loop
                 } catch (RejectedExecutionException stopping) {
                     s.releaseSlot(); // its loop is shutting down: nobody will take the slot there
                 }
@@ -120,12 +120,12 @@ final class WaitQueue {
 
     /** Completes a waiter with slot {@code s}, on the waiter's loop; a waiter that timed out meanwhile passes it on. */
     private void grant(Waiter w, EndpointState s) {
-        if (w.promise.isDone()) {
+        if (w.promise().isDone()) {
             cluster.release(s); // timed out meanwhile (on this loop too): offered to the next waiter
             return;
         }
         queued.decrementAndGet(); // before the promise completes, so its listeners see the count without it
-        if (!w.promise.trySuccess(s)) {
+        if (!w.promise().trySuccess(s)) {
             cluster.release(s);
         }
     }
@@ -139,7 +139,7 @@ final class WaitQueue {
         int failed = 0;
         Waiter w;
         while ((w = waiters.pollFirst()) != null) {
-            if (w.promise.tryFailure(cause)) {
+            if (w.promise().tryFailure(cause)) {
                 queued.decrementAndGet();
                 failed++;
             }
@@ -147,14 +147,7 @@ final class WaitQueue {
         return failed;
     }
 
-    /** A queued request: its promise and the loop it completes on. Compared by identity (the timeout removes its own). */
-    private static final class Waiter {
-        final EventExecutor loop;
-        final Promise<EndpointState> promise;
-
-        Waiter(EventExecutor loop, Promise<EndpointState> promise) {
-            this.loop = loop;
-            this.promise = promise;
-        }
+    /** A queued request: its promise and the loop it completes on (the timeout removes its own: one per promise). */
+    private record Waiter(EventExecutor loop, Promise<EndpointState> promise) {
     }
 }
